@@ -1,0 +1,186 @@
+package io.lvmqos.lvm;
+
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.exec.Command;
+import io.lvmqos.exec.CommandResult;
+import io.lvmqos.exec.CommandRunner;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The lvm2 command line, one method per verb. Reports are read as JSON in bytes; failures are
+ * classified here from the exit status and lvm's own message, so callers see a
+ * {@link DriverException} with the right code and never grep stderr themselves.
+ */
+public final class Lvm {
+
+    private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration CHANGE_TIMEOUT = Duration.ofSeconds(120);
+
+    private final CommandRunner runner;
+    private final Path lvm;
+
+    public Lvm(CommandRunner runner, Path lvmProgram) {
+        this.runner = runner;
+        this.lvm = lvmProgram;
+    }
+
+    public static Lvm onThisHost(CommandRunner runner) {
+        return new Lvm(runner, CommandRunner.locate("lvm"));
+    }
+
+    public Optional<VolumeGroup> volumeGroup(String name) {
+        CommandResult result = runner.run(command(REPORT_TIMEOUT, "vgs", "--reportformat", "json", "--units", "b",
+                "--nosuffix", "-o", String.join(",", LvmReport.VG_FIELDS), "--", name));
+        if (!result.succeeded()) {
+            if (result.stderr().contains("not found")) {
+                return Optional.empty();
+            }
+            throw classify(result);
+        }
+        return LvmReport.volumeGroups(result.stdout()).stream().findFirst();
+    }
+
+    /** The visible LVs of a volume group (pool internals are left out). */
+    public List<LogicalVolume> logicalVolumes(String volumeGroup) {
+        return LvmReport.logicalVolumes(report(volumeGroup));
+    }
+
+    public Optional<LogicalVolume> logicalVolume(String volumeGroup, String name) {
+        CommandResult result = runner.run(lvsCommand(volumeGroup + "/" + name));
+        if (!result.succeeded()) {
+            if (result.stderr().contains("Failed to find logical volume")) {
+                return Optional.empty();
+            }
+            throw classify(result);
+        }
+        return LvmReport.logicalVolumes(result.stdout()).stream().findFirst();
+    }
+
+    /** A linear LV; new LVs have any old signature wiped so no stale filesystem is ever mounted. */
+    public void createLinear(String volumeGroup, String name, long sizeBytes, List<String> tags) {
+        List<String> args = new ArrayList<>(List.of("lvcreate", "--yes", "--wipesignatures", "y", "--zero", "y",
+                "--activate", "y", "--name", name, "--size", sizeBytes + "b"));
+        addTags(args, tags);
+        args.add("--");
+        args.add(volumeGroup);
+        change(args);
+    }
+
+    public void createThin(String volumeGroup, String pool, String name, long sizeBytes, List<String> tags) {
+        List<String> args = new ArrayList<>(List.of("lvcreate", "--yes", "--activate", "y", "--name", name,
+                "--virtualsize", sizeBytes + "b", "--thinpool", pool));
+        addTags(args, tags);
+        args.add("--");
+        args.add(volumeGroup);
+        change(args);
+    }
+
+    /**
+     * A thin snapshot of a thin LV. {@code activate} clears LVM's activation-skip flag so that
+     * the LV is active now and after a reboot, which volumes made from snapshots need.
+     */
+    public void createThinSnapshot(String volumeGroup, String origin, String name, List<String> tags, boolean activate) {
+        List<String> args = new ArrayList<>(List.of("lvcreate", "--yes", "--snapshot", "--name", name,
+                "--setactivationskip", activate ? "n" : "y", "--activate", activate ? "y" : "n"));
+        addTags(args, tags);
+        args.add("--");
+        args.add(volumeGroup + "/" + origin);
+        change(args);
+    }
+
+    public void extend(String volumeGroup, String name, long sizeBytes) {
+        change(List.of("lvextend", "--size", sizeBytes + "b", "--", volumeGroup + "/" + name));
+    }
+
+    public void activate(String volumeGroup, String name) {
+        change(List.of("lvchange", "--activate", "y", "--ignoreactivationskip", "--", volumeGroup + "/" + name));
+    }
+
+    /** Removes an LV; lvm itself refuses when it is open, which surfaces as FailedPrecondition. */
+    public void remove(String volumeGroup, String name) {
+        change(List.of("lvremove", "--yes", "--", volumeGroup + "/" + name));
+    }
+
+    public void replaceTags(String volumeGroup, String name, List<String> remove, List<String> add) {
+        List<String> args = new ArrayList<>(List.of("lvchange"));
+        for (String tag : remove) {
+            args.add("--deltag");
+            args.add(tag);
+        }
+        addTags(args, add);
+        args.add("--");
+        args.add(volumeGroup + "/" + name);
+        change(args);
+    }
+
+    /** Stores a key/value tag as LVM spells it. */
+    public static String tag(String key, String value) {
+        return key + "=" + value;
+    }
+
+    public static List<String> tags(Map<String, String> keyValues) {
+        return keyValues.entrySet().stream().map(e -> tag(e.getKey(), e.getValue())).toList();
+    }
+
+    private String report(String selector) {
+        CommandResult result = runner.run(lvsCommand(selector));
+        if (!result.succeeded()) {
+            throw classify(result);
+        }
+        return result.stdout();
+    }
+
+    private Command lvsCommand(String selector) {
+        return command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units", "b", "--nosuffix",
+                "--binary", "-o", String.join(",", LvmReport.LV_FIELDS), "--", selector);
+    }
+
+    private void change(List<String> args) {
+        CommandResult result = runner.run(Command.of(lvm, CHANGE_TIMEOUT, args));
+        if (!result.succeeded()) {
+            throw classify(result);
+        }
+    }
+
+    private Command command(Duration timeout, String... args) {
+        return Command.of(lvm, timeout, args);
+    }
+
+    private static void addTags(List<String> args, List<String> tags) {
+        for (String tag : tags) {
+            args.add("--addtag");
+            args.add(tag);
+        }
+    }
+
+    /** Turns lvm's failure into the gRPC-facing kind, keeping lvm's own words. */
+    static DriverException classify(CommandResult result) {
+        String said = result.diagnostic();
+        String message = result.command().arguments().getFirst() + " failed: " + said;
+        if (said.contains("insufficient free space") || said.contains("Insufficient free space")
+                || said.contains("Insufficient suitable allocatable extents")) {
+            return DriverException.resourceExhausted(message);
+        }
+        if (said.matches("(?s).*Volume group \"[^\"]*\" not found.*")) {
+            return DriverException.failedPrecondition(message);
+        }
+        if (said.matches("(?s).*Pool \\S+ not found.*")) {
+            return DriverException.failedPrecondition(message);
+        }
+        if (said.contains("Failed to find logical volume")) {
+            return DriverException.notFound(message);
+        }
+        if (said.contains("in use") || said.contains("is open") || said.contains("used by another device")) {
+            return DriverException.failedPrecondition(message);
+        }
+        if (said.contains("already exists")) {
+            return DriverException.alreadyExists(message);
+        }
+        return DriverException.internal(message + " (exit " + result.exitCode() + ")");
+    }
+}

@@ -1,0 +1,269 @@
+package io.lvmqos.controller;
+
+import com.google.protobuf.Timestamp;
+import csi.v1.Csi;
+import csi.v1.ControllerGrpc;
+import io.grpc.stub.StreamObserver;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.volume.Capabilities;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.QosParameters;
+import io.lvmqos.volume.Topology;
+import io.lvmqos.volume.VolumeId;
+import io.lvmqos.volume.VolumeParameters;
+import io.lvmqos.volume.VolumeTags;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * CSI Controller, run on every node beside its own volume groups (the external-provisioner runs
+ * with --node-deployment). Validates, delegates to {@link VolumeProvisioner}, answers.
+ */
+public final class ControllerService extends ControllerGrpc.ControllerImplBase {
+
+    /** The capabilities we advertise; expansion is node-side, so EXPAND_VOLUME is not among them. */
+    public static final List<Csi.ControllerServiceCapability.RPC.Type> CAPABILITIES = List.of(
+            Csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
+            Csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+            Csi.ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+            Csi.ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
+            Csi.ControllerServiceCapability.RPC.Type.GET_CAPACITY,
+            Csi.ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
+            Csi.ControllerServiceCapability.RPC.Type.GET_VOLUME,
+            Csi.ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
+
+    private final VolumeProvisioner provisioner;
+    private final String node;
+
+    public ControllerService(VolumeProvisioner provisioner) {
+        this.provisioner = provisioner;
+        this.node = provisioner.catalog().node();
+    }
+
+    @Override
+    public void createVolume(Csi.CreateVolumeRequest request, StreamObserver<Csi.CreateVolumeResponse> reply) {
+        require(!request.getName().isEmpty(), "name must not be empty");
+        Capabilities.requireSupported(request.getVolumeCapabilitiesList());
+        CapacityRequest capacity = CapacityRequest.of(request.getCapacityRange());
+        Map<String, String> parameters = withMutableParameters(request.getParametersMap(),
+                request.getModifiableParametersMap());
+        VolumeParameters volumeParameters = VolumeParameters.parse(parameters);
+        if (request.hasAccessibilityRequirements()
+                && !Topology.allows(request.getAccessibilityRequirements(), node)) {
+            throw DriverException.resourceExhausted("this plugin provisions only on node " + node
+                    + ", which is not among the requested topologies");
+        }
+        Optional<VolumeId> source = contentSource(request);
+        String digest = VolumeTags.parametersDigest(VolumeParameters.significant(parameters));
+        ManagedVolume volume = provisioner.createVolume(new VolumeProvisioner.VolumeRequest(
+                request.getName(), capacity, volumeParameters, digest, source));
+        Csi.Volume.Builder answer = describe(volume).toBuilder();
+        if (request.hasVolumeContentSource()) {
+            answer.setContentSource(request.getVolumeContentSource());
+        }
+        reply.onNext(Csi.CreateVolumeResponse.newBuilder().setVolume(answer).build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void deleteVolume(Csi.DeleteVolumeRequest request, StreamObserver<Csi.DeleteVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId()).ifPresent(id -> {
+            requireLocal(id);
+            if (provisioner.catalog().volumeGroups().contains(id.volumeGroup())) {
+                provisioner.deleteVolume(id);
+            }
+        });
+        reply.onNext(Csi.DeleteVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void validateVolumeCapabilities(Csi.ValidateVolumeCapabilitiesRequest request,
+                                           StreamObserver<Csi.ValidateVolumeCapabilitiesResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(request.getVolumeCapabilitiesCount() > 0, "volume_capabilities must not be empty");
+        findVolume(request.getVolumeId());
+        Csi.ValidateVolumeCapabilitiesResponse.Builder answer = Csi.ValidateVolumeCapabilitiesResponse.newBuilder();
+        Optional<String> unsupported = request.getVolumeCapabilitiesList().stream()
+                .map(Capabilities::unsupportedReason).flatMap(Optional::stream).findFirst();
+        if (unsupported.isPresent()) {
+            answer.setMessage(unsupported.get());
+        } else {
+            answer.setConfirmed(Csi.ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
+                    .putAllVolumeContext(request.getVolumeContextMap())
+                    .addAllVolumeCapabilities(request.getVolumeCapabilitiesList())
+                    .putAllParameters(request.getParametersMap())
+                    .putAllModifiableParameters(request.getModifiableParametersMap()));
+        }
+        reply.onNext(answer.build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void listVolumes(Csi.ListVolumesRequest request, StreamObserver<Csi.ListVolumesResponse> reply) {
+        Page<ManagedVolume> page = Page.of(provisioner.catalog().list(VolumeId.Kind.VOLUME), request.getMaxEntries(),
+                request.getStartingToken());
+        Csi.ListVolumesResponse.Builder answer = Csi.ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
+        page.items().forEach(volume -> answer.addEntries(
+                Csi.ListVolumesResponse.Entry.newBuilder().setVolume(describe(volume))));
+        reply.onNext(answer.build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void controllerGetVolume(Csi.ControllerGetVolumeRequest request,
+                                    StreamObserver<Csi.ControllerGetVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        ManagedVolume volume = findVolume(request.getVolumeId());
+        reply.onNext(Csi.ControllerGetVolumeResponse.newBuilder().setVolume(describe(volume))
+                .setStatus(Csi.ControllerGetVolumeResponse.VolumeStatus.getDefaultInstance()).build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void getCapacity(Csi.GetCapacityRequest request, StreamObserver<Csi.GetCapacityResponse> reply) {
+        VolumeParameters parameters = VolumeParameters.parse(request.getParametersMap());
+        long available = 0;
+        if (!request.hasAccessibleTopology() || Topology.names(request.getAccessibleTopology(), node)) {
+            available = provisioner.availableBytes(provisioner.volumeGroupFor(parameters), parameters);
+        }
+        reply.onNext(Csi.GetCapacityResponse.newBuilder().setAvailableCapacity(available).build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void controllerGetCapabilities(Csi.ControllerGetCapabilitiesRequest request,
+                                          StreamObserver<Csi.ControllerGetCapabilitiesResponse> reply) {
+        Csi.ControllerGetCapabilitiesResponse.Builder answer = Csi.ControllerGetCapabilitiesResponse.newBuilder();
+        for (Csi.ControllerServiceCapability.RPC.Type type : CAPABILITIES) {
+            answer.addCapabilities(Csi.ControllerServiceCapability.newBuilder()
+                    .setRpc(Csi.ControllerServiceCapability.RPC.newBuilder().setType(type)));
+        }
+        reply.onNext(answer.build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void createSnapshot(Csi.CreateSnapshotRequest request, StreamObserver<Csi.CreateSnapshotResponse> reply) {
+        require(!request.getName().isEmpty(), "name must not be empty");
+        require(!request.getSourceVolumeId().isEmpty(), "source_volume_id must not be empty");
+        VolumeId source = VolumeId.parse(VolumeId.Kind.VOLUME, request.getSourceVolumeId())
+                .orElseThrow(() -> DriverException.notFound("source volume " + request.getSourceVolumeId()
+                        + " does not exist"));
+        ManagedVolume snapshot = provisioner.createSnapshot(request.getName(), source);
+        reply.onNext(Csi.CreateSnapshotResponse.newBuilder().setSnapshot(describeSnapshot(snapshot)).build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void deleteSnapshot(Csi.DeleteSnapshotRequest request, StreamObserver<Csi.DeleteSnapshotResponse> reply) {
+        require(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
+        VolumeId.parse(VolumeId.Kind.SNAPSHOT, request.getSnapshotId()).ifPresent(id -> {
+            requireLocal(id);
+            if (provisioner.catalog().volumeGroups().contains(id.volumeGroup())) {
+                provisioner.deleteSnapshot(id);
+            }
+        });
+        reply.onNext(Csi.DeleteSnapshotResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void listSnapshots(Csi.ListSnapshotsRequest request, StreamObserver<Csi.ListSnapshotsResponse> reply) {
+        List<ManagedVolume> snapshots = provisioner.catalog().list(VolumeId.Kind.SNAPSHOT).stream()
+                .filter(s -> request.getSnapshotId().isEmpty() || s.id().toString().equals(request.getSnapshotId()))
+                .filter(s -> request.getSourceVolumeId().isEmpty()
+                        || s.source().equals(Optional.of(request.getSourceVolumeId())))
+                .toList();
+        Page<ManagedVolume> page = Page.of(snapshots, request.getMaxEntries(), request.getStartingToken());
+        Csi.ListSnapshotsResponse.Builder answer = Csi.ListSnapshotsResponse.newBuilder().setNextToken(page.nextToken());
+        page.items().forEach(s -> answer.addEntries(
+                Csi.ListSnapshotsResponse.Entry.newBuilder().setSnapshot(describeSnapshot(s))));
+        reply.onNext(answer.build());
+        reply.onCompleted();
+    }
+
+    /** Implemented but not advertised: csi-sanity v5.3.1 rejects GET_SNAPSHOT as an unknown capability. */
+    @Override
+    public void getSnapshot(Csi.GetSnapshotRequest request, StreamObserver<Csi.GetSnapshotResponse> reply) {
+        require(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
+        ManagedVolume snapshot = VolumeId.parse(VolumeId.Kind.SNAPSHOT, request.getSnapshotId())
+                .flatMap(id -> provisioner.catalog().refresh(id))
+                .orElseThrow(() -> DriverException.notFound("snapshot " + request.getSnapshotId() + " does not exist"));
+        reply.onNext(Csi.GetSnapshotResponse.newBuilder().setSnapshot(describeSnapshot(snapshot)).build());
+        reply.onCompleted();
+    }
+
+    private Optional<VolumeId> contentSource(Csi.CreateVolumeRequest request) {
+        if (!request.hasVolumeContentSource()) {
+            return Optional.empty();
+        }
+        Csi.VolumeContentSource source = request.getVolumeContentSource();
+        return switch (source.getTypeCase()) {
+            case SNAPSHOT -> Optional.of(VolumeId.parse(VolumeId.Kind.SNAPSHOT, source.getSnapshot().getSnapshotId())
+                    .orElseThrow(() -> DriverException.notFound("source snapshot "
+                            + source.getSnapshot().getSnapshotId() + " does not exist")));
+            case VOLUME -> Optional.of(VolumeId.parse(VolumeId.Kind.VOLUME, source.getVolume().getVolumeId())
+                    .orElseThrow(() -> DriverException.notFound("source volume " + source.getVolume().getVolumeId()
+                            + " does not exist")));
+            case TYPE_NOT_SET -> throw DriverException.invalidArgument("volume_content_source has no snapshot or volume");
+        };
+    }
+
+    /** mutable_parameters may carry only QoS keys, and they win over the StorageClass's parameters. */
+    private static Map<String, String> withMutableParameters(Map<String, String> parameters,
+                                                             Map<String, String> mutable) {
+        for (String key : mutable.keySet()) {
+            if (!QosParameters.isQosKey(key)) {
+                throw DriverException.invalidArgument("mutable parameter " + key + " is not supported: mutable "
+                        + "parameters are the QoS keys " + QosParameters.KEYS);
+            }
+        }
+        Map<String, String> merged = new HashMap<>(parameters);
+        merged.putAll(mutable);
+        return merged;
+    }
+
+    private ManagedVolume findVolume(String volumeId) {
+        return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId)
+                .flatMap(id -> provisioner.catalog().refresh(id).filter(v -> id.node().equals(node)))
+                .orElseThrow(() -> DriverException.notFound("volume " + volumeId + " does not exist on node " + node));
+    }
+
+    private void requireLocal(VolumeId id) {
+        if (!id.node().equals(node)) {
+            throw DriverException.failedPrecondition(id + " lives on node " + id.node() + "; this plugin serves node "
+                    + node + " and cannot reach it");
+        }
+    }
+
+    private Csi.Volume describe(ManagedVolume volume) {
+        Map<String, String> context = new HashMap<>();
+        volume.qos().fields().forEach((field, value) -> context.put("lvmqos.csi.io/" + field, value));
+        return Csi.Volume.newBuilder()
+                .setVolumeId(volume.id().toString())
+                .setCapacityBytes(volume.sizeBytes())
+                .putAllVolumeContext(context)
+                .addAccessibleTopology(Topology.of(node))
+                .build();
+    }
+
+    private static Csi.Snapshot describeSnapshot(ManagedVolume snapshot) {
+        return Csi.Snapshot.newBuilder()
+                .setSnapshotId(snapshot.id().toString())
+                .setSourceVolumeId(snapshot.source().orElse(""))
+                .setSizeBytes(snapshot.sizeBytes())
+                .setCreationTime(Timestamp.newBuilder().setSeconds(snapshot.lv().created().getEpochSecond()))
+                .setReadyToUse(true)
+                .build();
+    }
+
+    private static void require(boolean condition, String message) {
+        if (!condition) {
+            throw DriverException.invalidArgument(message);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package io.lvmqos.controller;
+
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.lvm.DeviceWiper;
+import io.lvmqos.lvm.LogicalVolume;
+import io.lvmqos.lvm.Lvm;
+import io.lvmqos.lvm.VolumeGroup;
+import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.volume.LvmNames;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.VolumeCatalog;
+import io.lvmqos.volume.VolumeId;
+import io.lvmqos.volume.VolumeParameters;
+import io.lvmqos.volume.VolumeParameters.LvmType;
+import io.lvmqos.volume.VolumeTags;
+import java.math.BigDecimal;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Makes and removes LVs for volumes and snapshots, under a per-LV lock, with LVM as the only
+ * state: whether a volume exists, and what it was made from, is read from LVM every time.
+ */
+public final class VolumeProvisioner {
+
+    /** What CreateVolume asks for once validated. */
+    public record VolumeRequest(String csiName, CapacityRequest capacity, VolumeParameters parameters,
+                                String parametersDigest, Optional<VolumeId> source) {
+    }
+
+    private final Lvm lvm;
+    private final DeviceWiper wiper;
+    private final VolumeCatalog catalog;
+    private final KeyedLocks locks;
+
+    public VolumeProvisioner(Lvm lvm, DeviceWiper wiper, VolumeCatalog catalog, KeyedLocks locks) {
+        this.lvm = lvm;
+        this.wiper = wiper;
+        this.catalog = catalog;
+        this.locks = locks;
+    }
+
+    public VolumeCatalog catalog() {
+        return catalog;
+    }
+
+    public String volumeGroupFor(VolumeParameters parameters) {
+        String vg = parameters.volumeGroup().orElse(catalog.volumeGroups().getFirst());
+        if (!catalog.volumeGroups().contains(vg)) {
+            throw DriverException.invalidArgument("volume group " + vg + " is not managed by this driver (managed: "
+                    + catalog.volumeGroups() + ")");
+        }
+        return vg;
+    }
+
+    public ManagedVolume createVolume(VolumeRequest request) {
+        String vg = volumeGroupFor(request.parameters());
+        String lvName = LvmNames.volumeLvName(request.csiName());
+        try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName)) {
+            Optional<LogicalVolume> existing = lvm.logicalVolume(vg, lvName);
+            if (existing.isPresent()) {
+                return adopt(request, existing.get());
+            }
+            VolumeGroup group = lvm.volumeGroup(vg).orElseThrow(() -> DriverException.failedPrecondition(
+                    "volume group " + vg + " not found on node " + catalog.node()));
+            long size = request.capacity().sizeFor(group.extentSizeBytes());
+            Map<String, String> tags = new LinkedHashMap<>();
+            tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
+            tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
+            tags.put(VolumeTags.PARAMETERS, request.parametersDigest());
+            tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
+            if (request.source().isPresent()) {
+                VolumeId source = request.source().get();
+                LogicalVolume origin = sourceVolume(source, vg);
+                if (size < origin.sizeBytes()) {
+                    throw DriverException.outOfRange("the requested size " + size + " is smaller than the source's "
+                            + origin.sizeBytes() + " bytes");
+                }
+                checkThinRoom(vg, origin.pool().orElseThrow(), request.parameters().overprovisionRatio(), size);
+                tags.put(VolumeTags.SOURCE, source.toString());
+                lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), true);
+                if (size > origin.sizeBytes()) {
+                    lvm.extend(vg, lvName, size);
+                }
+            } else if (request.parameters().lvmType() == LvmType.THIN) {
+                String pool = request.parameters().thinPool();
+                checkThinRoom(vg, pool, request.parameters().overprovisionRatio(), size);
+                lvm.createThin(vg, pool, lvName, size, Lvm.tags(tags));
+            } else {
+                if (size > group.freeBytes()) {
+                    throw DriverException.resourceExhausted("volume group " + vg + " has " + group.freeBytes()
+                            + " bytes free, " + size + " needed");
+                }
+                lvm.createLinear(vg, lvName, size, Lvm.tags(tags));
+            }
+            return reread(vg, lvName);
+        }
+    }
+
+    /** An LV of this name exists: a retry of the same request, or a different request reusing the name. */
+    private ManagedVolume adopt(VolumeRequest request, LogicalVolume lv) {
+        ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow(() -> DriverException.internal(
+                "LV " + lv.lvmPath() + " exists but does not carry this driver's tags"));
+        if (!volume.csiName().equals(request.csiName())) {
+            throw DriverException.internal("LV " + lv.lvmPath() + " belongs to volume \"" + volume.csiName() + "\"");
+        }
+        boolean sameSource = volume.source().equals(request.source().map(VolumeId::toString));
+        if (!volume.parametersDigest().equals(request.parametersDigest()) || !sameSource) {
+            throw DriverException.alreadyExists("volume \"" + request.csiName() + "\" already exists with other "
+                    + "parameters or another content source");
+        }
+        if (!request.capacity().accepts(volume.requestedBytes())) {
+            throw DriverException.alreadyExists("volume \"" + request.csiName() + "\" already exists with "
+                    + volume.requestedBytes() + " bytes, outside the requested capacity range");
+        }
+        // finish what a crashed attempt may have left half done: the grow of a restore, activation
+        if (lv.sizeBytes() < volume.requestedBytes()) {
+            lvm.extend(lv.volumeGroup(), lv.name(), volume.requestedBytes());
+        }
+        if (!lv.active()) {
+            lvm.activate(lv.volumeGroup(), lv.name());
+        }
+        return reread(lv.volumeGroup(), lv.name());
+    }
+
+    private LogicalVolume sourceVolume(VolumeId source, String vg) {
+        if (!source.node().equals(catalog.node())) {
+            throw DriverException.invalidArgument("the content source " + source + " is on node " + source.node()
+                    + ", this volume would be on node " + catalog.node() + ": LVM volumes can only be copied on "
+                    + "their own node");
+        }
+        LogicalVolume origin = lvm.logicalVolume(source.volumeGroup(), source.lvName())
+                .filter(lv -> ManagedVolume.from(catalog.node(), lv).isPresent())
+                .orElseThrow(() -> DriverException.notFound("content source " + source + " does not exist"));
+        if (!origin.isThin()) {
+            throw DriverException.invalidArgument("content source " + source + " is a linear LV: snapshots and clones "
+                    + "need a thin volume (StorageClass parameter lvmType=thin)");
+        }
+        if (!source.volumeGroup().equals(vg)) {
+            throw DriverException.invalidArgument("content source " + source + " is in volume group "
+                    + source.volumeGroup() + ", the new volume would be in " + vg);
+        }
+        return origin;
+    }
+
+    /** A thin pool must exist, zero new blocks, and stay within its over-provisioning ratio. */
+    private void checkThinRoom(String vg, String pool, BigDecimal ratio, long size) {
+        List<LogicalVolume> lvs = lvm.logicalVolumes(vg);
+        LogicalVolume poolLv = lvs.stream().filter(lv -> lv.name().equals(pool) && lv.isThinPool()).findFirst()
+                .orElseThrow(() -> DriverException.failedPrecondition("thin pool " + vg + "/" + pool
+                        + " does not exist: create it first (lvcreate --type thin-pool -Zy -L <size> -n " + pool + " "
+                        + vg + ")"));
+        requireZeroing(poolLv);
+        long available = thinAvailable(poolLv, lvs, ratio);
+        if (size > available) {
+            throw DriverException.resourceExhausted("thin pool " + poolLv.lvmPath() + " can take " + available
+                    + " more bytes at over-provisioning ratio " + ratio.toPlainString() + ", " + size + " requested");
+        }
+    }
+
+    static void requireZeroing(LogicalVolume pool) {
+        if (!pool.zeroing().orElse(false)) {
+            throw DriverException.failedPrecondition("thin pool " + pool.lvmPath() + " does not zero new blocks, so "
+                    + "a new volume could read an old one's data: enable it with lvchange --zero y " + pool.lvmPath());
+        }
+    }
+
+    /** What a thin pool can still promise: its size times the ratio, less what its thin LVs already have. */
+    static long thinAvailable(LogicalVolume pool, List<LogicalVolume> lvs, BigDecimal ratio) {
+        long promised = lvs.stream().filter(lv -> lv.isThin() && pool.name().equals(lv.pool().orElse("")))
+                .mapToLong(LogicalVolume::sizeBytes).sum();
+        long capacity = ratio.multiply(BigDecimal.valueOf(pool.sizeBytes())).longValue();
+        return Math.max(0, capacity - promised);
+    }
+
+    public long availableBytes(String vg, VolumeParameters parameters) {
+        if (parameters.lvmType() == LvmType.THIN) {
+            List<LogicalVolume> lvs = lvm.logicalVolumes(vg);
+            return lvs.stream().filter(lv -> lv.name().equals(parameters.thinPool()) && lv.isThinPool()).findFirst()
+                    .map(pool -> thinAvailable(pool, lvs, parameters.overprovisionRatio())).orElse(0L);
+        }
+        return lvm.volumeGroup(vg).map(VolumeGroup::freeBytes).orElse(0L);
+    }
+
+    /** Removes a volume; a linear LV is zeroed first. Absent is success. */
+    public void deleteVolume(VolumeId id) {
+        try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
+            Optional<LogicalVolume> found = lvm.logicalVolume(id.volumeGroup(), id.lvName());
+            if (found.isEmpty()) {
+                catalog.forget(id);
+                return;
+            }
+            LogicalVolume lv = found.get();
+            if (lv.open()) {
+                throw DriverException.failedPrecondition("volume " + id + " is in use (LV " + lv.lvmPath()
+                        + " is open, e.g. mounted or held by a process): unpublish and unstage it first");
+            }
+            if (!lv.isThin() && lv.segmentType() == LogicalVolume.SegmentType.LINEAR) {
+                if (!lv.active()) {
+                    lvm.activate(lv.volumeGroup(), lv.name());
+                }
+                wiper.zero(lv.devicePath());
+            }
+            lvm.remove(id.volumeGroup(), id.lvName());
+            catalog.forget(id);
+        }
+    }
+
+    public ManagedVolume createSnapshot(String csiName, VolumeId source) {
+        LogicalVolume origin = sourceVolume(source, source.volumeGroup());
+        String lvName = LvmNames.snapshotLvName(csiName);
+        String vg = source.volumeGroup();
+        try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName)) {
+            Optional<LogicalVolume> existing = lvm.logicalVolume(vg, lvName);
+            if (existing.isPresent()) {
+                ManagedVolume snapshot = ManagedVolume.from(catalog.node(), existing.get())
+                        .orElseThrow(() -> DriverException.internal("LV " + existing.get().lvmPath()
+                                + " exists but does not carry this driver's tags"));
+                if (!snapshot.source().equals(Optional.of(source.toString())) || !snapshot.csiName().equals(csiName)) {
+                    throw DriverException.alreadyExists("snapshot \"" + csiName + "\" already exists for another "
+                            + "source volume (" + snapshot.source().orElse("none") + ")");
+                }
+                return snapshot;
+            }
+            Map<String, String> tags = new LinkedHashMap<>();
+            tags.put(VolumeTags.NAME, VolumeTags.encodeName(csiName));
+            tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(origin.sizeBytes()));
+            tags.put(VolumeTags.SOURCE, source.toString());
+            lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), false);
+            return reread(vg, lvName);
+        }
+    }
+
+    public void deleteSnapshot(VolumeId id) {
+        try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
+            if (lvm.logicalVolume(id.volumeGroup(), id.lvName()).isPresent()) {
+                lvm.remove(id.volumeGroup(), id.lvName());
+            }
+            catalog.forget(id);
+        }
+    }
+
+    private ManagedVolume reread(String vg, String lvName) {
+        LogicalVolume lv = lvm.logicalVolume(vg, lvName).orElseThrow(() -> DriverException.internal(
+                "LV " + vg + "/" + lvName + " vanished right after it was made"));
+        ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow(() -> DriverException.internal(
+                "LV " + lv.lvmPath() + " was made without this driver's tags"));
+        catalog.put(volume);
+        return volume;
+    }
+}

@@ -1,0 +1,95 @@
+package io.lvmqos.volume;
+
+import io.lvmqos.lvm.LogicalVolume;
+import io.lvmqos.lvm.Lvm;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+/**
+ * The process's index of its volumes, so that the node's publish path runs no lvm command. It
+ * is a cache of LVM, never a second truth: built from lvs at start, updated by this process's own
+ * controller operations, and refreshed from lvs for any id it does not know.
+ */
+public final class VolumeCatalog {
+
+    private final Lvm lvm;
+    private final String node;
+    private final List<String> volumeGroups;
+    private final ConcurrentMap<VolumeId, ManagedVolume> volumes = new ConcurrentHashMap<>();
+
+    public VolumeCatalog(Lvm lvm, String node, List<String> volumeGroups) {
+        this.lvm = lvm;
+        this.node = node;
+        this.volumeGroups = List.copyOf(volumeGroups);
+    }
+
+    /** Reads every managed LV of every volume group; groups that do not answer are skipped. */
+    public void reload() {
+        for (String vg : volumeGroups) {
+            if (lvm.volumeGroup(vg).isEmpty()) {
+                continue;
+            }
+            for (LogicalVolume lv : lvm.logicalVolumes(vg)) {
+                ManagedVolume.from(node, lv).ifPresent(this::put);
+            }
+        }
+    }
+
+    public String node() {
+        return node;
+    }
+
+    public List<String> volumeGroups() {
+        return volumeGroups;
+    }
+
+    /** The volume, from the index or else from LVM; empty when it does not exist here. */
+    public Optional<ManagedVolume> find(VolumeId id) {
+        if (!id.node().equals(node) || !volumeGroups.contains(id.volumeGroup())) {
+            return Optional.empty();
+        }
+        ManagedVolume known = volumes.get(id);
+        if (known != null) {
+            return Optional.of(known);
+        }
+        return refresh(id);
+    }
+
+    /** Re-reads one volume from LVM (after a change of size or tags) and indexes it. */
+    public Optional<ManagedVolume> refresh(VolumeId id) {
+        Optional<ManagedVolume> read = lvm.logicalVolume(id.volumeGroup(), id.lvName())
+                .flatMap(lv -> ManagedVolume.from(node, lv))
+                .filter(volume -> volume.id().kind() == id.kind());
+        read.ifPresentOrElse(this::put, () -> volumes.remove(id));
+        return read;
+    }
+
+    public void put(ManagedVolume volume) {
+        volumes.put(volume.id(), volume);
+    }
+
+    public void forget(VolumeId id) {
+        volumes.remove(id);
+    }
+
+    /** Every managed LV of one kind, read from LVM now, in id order (the order pagination needs). */
+    public List<ManagedVolume> list(VolumeId.Kind kind) {
+        List<ManagedVolume> found = new java.util.ArrayList<>();
+        for (String vg : volumeGroups) {
+            if (lvm.volumeGroup(vg).isEmpty()) {
+                continue;
+            }
+            for (LogicalVolume lv : lvm.logicalVolumes(vg)) {
+                ManagedVolume.from(node, lv).filter(v -> v.id().kind() == kind).ifPresent(v -> {
+                    put(v);
+                    found.add(v);
+                });
+            }
+        }
+        found.sort(Comparator.comparing(v -> v.id().toString()));
+        return found;
+    }
+}

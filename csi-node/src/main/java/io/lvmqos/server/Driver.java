@@ -1,0 +1,61 @@
+package io.lvmqos.server;
+
+import io.grpc.BindableService;
+import io.lvmqos.controller.ControllerService;
+import io.lvmqos.controller.VolumeProvisioner;
+import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.identity.HealthCheck;
+import io.lvmqos.identity.IdentityService;
+import io.lvmqos.lvm.DeviceWiper;
+import io.lvmqos.lvm.Lvm;
+import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.volume.VolumeCatalog;
+import java.time.Duration;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Wires the services together and runs the server until SIGTERM. */
+public final class Driver {
+
+    private static final Logger log = LoggerFactory.getLogger(Driver.class);
+    private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
+    private static final Duration HEALTH_PERIOD = Duration.ofSeconds(10);
+
+    private Driver() {
+    }
+
+    public static void run(DriverSettings settings) throws Exception {
+        CommandRunner runner = new CommandRunner();
+        Lvm lvm = Lvm.onThisHost(runner);
+        HealthCheck health = new HealthCheck(lvm, settings.volumeGroups());
+        VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
+        KeyedLocks locks = new KeyedLocks();
+        VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks);
+        List<BindableService> services = List.of(
+                new IdentityService(settings.driverName(), settings.version(), health),
+                new ControllerService(provisioner));
+        UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
+        log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
+                settings.socket(), settings.nodeId(), settings.volumeGroups());
+        // the first health check also warms the volume index; both run after the socket is open
+        Thread.ofPlatform().daemon().name("startup").start(() -> {
+            health.start(HEALTH_PERIOD);
+            try {
+                catalog.reload();
+            } catch (RuntimeException e) {
+                log.warn("could not index volumes at start: {}", e.getMessage());
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            log.info("stopping: finishing calls in progress (at most {} s)", SHUTDOWN_GRACE.toSeconds());
+            try {
+                server.shutdown(SHUTDOWN_GRACE);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            health.close();
+        }, "shutdown"));
+        server.awaitTermination();
+    }
+}

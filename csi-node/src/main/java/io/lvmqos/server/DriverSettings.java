@@ -1,0 +1,13 @@
+package io.lvmqos.server;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/** The validated command line. */
+public record DriverSettings(Path socket, String nodeId, String driverName, List<String> volumeGroups,
+                             Path kubeletDir, Path cgroupRoot, String version) {
+
+    public DriverSettings {
+        volumeGroups = List.copyOf(volumeGroups);
+    }
+}

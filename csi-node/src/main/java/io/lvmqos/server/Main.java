@@ -1,0 +1,98 @@
+package io.lvmqos.server;
+
+import io.lvmqos.volume.LvmNames;
+import io.lvmqos.volume.NodeIds;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** The node plugin's command line. Serves Identity, Controller and Node on one unix socket. */
+@Command(name = "lvmqos", mixinStandardHelpOptions = true, versionProvider = Main.BuildVersion.class,
+        description = "CSI driver for local LVM volumes with per-volume I/O limits on the consuming pod.")
+public final class Main implements Callable<Integer> {
+
+    @Option(names = "--endpoint", description = "CSI endpoint, unix:///path/to/csi.sock (default: ${DEFAULT-VALUE})",
+            defaultValue = "unix:///csi/csi.sock")
+    String endpoint;
+
+    @Option(names = "--node-id", required = true, description = "this node's name (Kubernetes node name)")
+    String nodeId;
+
+    @Option(names = "--driver-name", defaultValue = "lvmqos.csi.io", description = "CSI driver name (default: ${DEFAULT-VALUE})")
+    String driverName;
+
+    @Option(names = "--volume-group", description = "volume group to manage; repeat for several, the first is the default (default: lvmqos)")
+    List<String> volumeGroups = new ArrayList<>();
+
+    @Option(names = "--kubelet-dir", defaultValue = "/var/lib/kubelet", description = "kubelet's root directory (default: ${DEFAULT-VALUE})")
+    Path kubeletDir;
+
+    @Option(names = "--cgroup-root", defaultValue = "/sys/fs/cgroup", description = "where the host's cgroup tree is mounted (default: ${DEFAULT-VALUE})")
+    Path cgroupRoot;
+
+    public static void main(String[] args) {
+        CommandLine commandLine = new CommandLine(new Main());
+        commandLine.setParameterExceptionHandler((failure, arguments) -> {
+            System.err.println("lvmqos: " + failure.getMessage() + " (see --help)");
+            return 2;
+        });
+        System.exit(commandLine.execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        DriverSettings settings = settings();
+        Driver.run(settings);
+        return 0;
+    }
+
+    DriverSettings settings() {
+        List<String> groups = volumeGroups.isEmpty() ? List.of("lvmqos") : List.copyOf(volumeGroups);
+        for (String group : groups) {
+            if (!LvmNames.isValidName(group)) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--volume-group " + group
+                        + " is not a valid volume group name");
+            }
+        }
+        if (!NodeIds.isValid(nodeId)) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--node-id " + nodeId
+                    + " is not a valid node name (lowercase letters, digits, '-' and '.')");
+        }
+        Path socket;
+        try {
+            socket = UnixSocketServer.socketPath(endpoint);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--endpoint: " + e.getMessage());
+        }
+        if (!kubeletDir.isAbsolute() || !cgroupRoot.isAbsolute()) {
+            throw new CommandLine.ParameterException(new CommandLine(this),
+                    "--kubelet-dir and --cgroup-root must be absolute paths");
+        }
+        return new DriverSettings(socket, nodeId, driverName, groups, kubeletDir.normalize(), cgroupRoot.normalize(),
+                BuildVersion.version());
+    }
+
+    /** The version Maven put into the jar. */
+    static final class BuildVersion implements CommandLine.IVersionProvider {
+        static String version() {
+            try (var in = Main.class.getResourceAsStream("/lvmqos-build.properties")) {
+                java.util.Properties properties = new java.util.Properties();
+                if (in != null) {
+                    properties.load(in);
+                }
+                return properties.getProperty("version", "unknown");
+            } catch (java.io.IOException e) {
+                return "unknown";
+            }
+        }
+
+        @Override
+        public String[] getVersion() {
+            return new String[] {"lvmqos " + version()};
+        }
+    }
+}

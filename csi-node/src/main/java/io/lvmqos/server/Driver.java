@@ -8,6 +8,16 @@ import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.PodCgroups;
+import io.lvmqos.device.BlockDeviceProbe;
+import io.lvmqos.device.Filesystems;
+import io.lvmqos.mount.KubeletPaths;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.mount.Mounter;
+import io.lvmqos.node.NodeService;
+import io.lvmqos.node.PodLimits;
+import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.VolumeCatalog;
 import java.time.Duration;
@@ -32,9 +42,18 @@ public final class Driver {
         VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
         KeyedLocks locks = new KeyedLocks();
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks);
+        MountTable mountTable = new MountTable();
+        java.nio.file.Files.createDirectories(settings.kubeletDir());
+        KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir());
+        PodLimits podLimits = new PodLimits(new PodCgroups(settings.cgroupRoot()),
+                new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());
+        NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
+                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
+                new VolumeStats(runner, mountTable), locks);
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
-                new ControllerService(provisioner));
+                new ControllerService(provisioner),
+                node);
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());

@@ -1,0 +1,222 @@
+package io.lvmqos.cgroup;
+
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.volume.IoLimits;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Writes one device's I/O limits into a pod's cgroup, through plain file writes (no fork).
+ *
+ * <p>cgroup v2: a single write of "MAJ:MIN rbps= wbps= riops= wiops=" to io.max, after making
+ * sure every ancestor from the root down to the pod cgroup's parent has "io" in
+ * cgroup.subtree_control (without that the pod cgroup has no io.max). cgroup v1: the four
+ * blkio.throttle.*_device files, "MAJ:MIN 0" for a direction without a limit. The kernel keeps one
+ * line per device in each file, so other volumes' limits in the same pod are never touched.
+ *
+ * <p>Every write is read back and compared: a limit the kernel did not take is an error, never a
+ * warning, because a volume published without its limit silently breaks the QoS promise. A failed
+ * v1 apply may leave some directions updated; apply is idempotent and the caller's retry fixes it.
+ */
+public final class CgroupLimitsWriter {
+
+    /** The kernel stores IOPS limits as 32-bit values and would silently clamp larger ones. */
+    static final long MAX_IOPS = 0xffff_ffffL;
+
+    private final Path root;
+
+    /** @param cgroupRoot the host's cgroup mount point, the same one {@link PodCgroups} searched */
+    public CgroupLimitsWriter(Path cgroupRoot) {
+        this.root = cgroupRoot.toAbsolutePath().normalize();
+    }
+
+    public void apply(Path podCgroup, DeviceNumber device, IoLimits limits) {
+        validate(limits);
+        CgroupMode mode = CgroupMode.detect(root);
+        Path cgroup = inside(mode, podCgroup);
+        switch (mode) {
+            case V2 -> {
+                enableIoController(cgroup);
+                write(cgroup.resolve(IoMax.FILE), IoMax.line(device, limits));
+            }
+            case V1 -> {
+                for (Map.Entry<BlkioThrottle, OptionalLong> e : v1Values(limits).entrySet()) {
+                    write(cgroup.resolve(e.getKey().file), device + " " + e.getValue().orElse(0));
+                }
+            }
+        }
+        IoLimits now = read(mode, cgroup, device).orElse(IoLimits.NONE);
+        if (!now.equals(limits)) {
+            throw DriverException.internal("the kernel did not keep the I/O limits for " + device + " in " + cgroup
+                    + ": wrote " + limits + ", read back " + now);
+        }
+    }
+
+    /** Removes the device's limits; nothing to remove is fine, and so is a pod cgroup already gone. */
+    public void remove(Path podCgroup, DeviceNumber device) {
+        CgroupMode mode = CgroupMode.detect(root);
+        Path cgroup = inside(mode, podCgroup);
+        if (!Files.isDirectory(cgroup)) {
+            return;
+        }
+        if (read(mode, cgroup, device).isEmpty()) {
+            return;
+        }
+        switch (mode) {
+            case V2 -> write(cgroup.resolve(IoMax.FILE), IoMax.line(device, IoLimits.NONE));
+            case V1 -> {
+                for (BlkioThrottle file : BlkioThrottle.values()) {
+                    write(cgroup.resolve(file.file), device + " 0");
+                }
+            }
+        }
+        Optional<IoLimits> left = read(mode, cgroup, device);
+        if (left.isPresent()) {
+            throw DriverException.internal("the I/O limits for " + device + " in " + cgroup
+                    + " are still there after removing them: " + left.get());
+        }
+    }
+
+    /**
+     * The limits the kernel holds for the device in this cgroup; empty when it holds none (no
+     * line for the device, or on v2 no io.max because the io controller is not enabled there).
+     */
+    public Optional<IoLimits> read(Path podCgroup, DeviceNumber device) {
+        CgroupMode mode = CgroupMode.detect(root);
+        return read(mode, inside(mode, podCgroup), device);
+    }
+
+    private Optional<IoLimits> read(CgroupMode mode, Path cgroup, DeviceNumber device) {
+        return switch (mode) {
+            case V2 -> readText(cgroup.resolve(IoMax.FILE)).map(IoMax::parse).map(m -> m.get(device));
+            case V1 -> {
+                Map<BlkioThrottle, OptionalLong> values = new EnumMap<>(BlkioThrottle.class);
+                boolean any = false;
+                for (BlkioThrottle file : BlkioThrottle.values()) {
+                    Long value = readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse)
+                            .map(m -> m.get(device)).orElse(null);
+                    // 0 never appears (it deletes the line); the kernel's "unlimited" is all ones.
+                    boolean limited = value != null && value != 0 && value != -1L
+                            && !(value == MAX_IOPS && isIops(file));
+                    values.put(file, limited ? OptionalLong.of(value) : OptionalLong.empty());
+                    any |= limited;
+                }
+                yield any ? Optional.of(new IoLimits(values.get(BlkioThrottle.READ_BPS),
+                        values.get(BlkioThrottle.WRITE_BPS), values.get(BlkioThrottle.READ_IOPS),
+                        values.get(BlkioThrottle.WRITE_IOPS))) : Optional.empty();
+            }
+        };
+    }
+
+    /**
+     * Turns on the io controller for every cgroup between the root and the pod cgroup. Each
+     * "+io" goes in top-down: a cgroup can only enable what its parent passed down, and once the
+     * parent has, the kernel lists io in the child's cgroup.controllers by itself.
+     */
+    private void enableIoController(Path podCgroup) {
+        if (!controllers(root, "cgroup.controllers").contains("io")) {
+            throw DriverException.unavailable("the cgroup v2 io controller is not available at " + root
+                    + " (its cgroup.controllers has no 'io'): it is bound to a cgroup v1 hierarchy or disabled on"
+                    + " the kernel command line");
+        }
+        Path current = root;
+        Path relative = root.relativize(podCgroup);
+        for (int i = 0; i < relative.getNameCount(); i++) {
+            if (!controllers(current, "cgroup.subtree_control").contains("io")) {
+                write(current.resolve("cgroup.subtree_control"), "+io");
+            }
+            current = current.resolve(relative.getName(i));
+        }
+    }
+
+    private static List<String> controllers(Path cgroup, String file) {
+        String text = readText(cgroup.resolve(file)).orElseThrow(() -> DriverException.unavailable(
+                cgroup.resolve(file) + " does not exist: " + cgroup + " is not a cgroup v2 directory"));
+        return Arrays.asList(text.strip().split("\\s+"));
+    }
+
+    private Path inside(CgroupMode mode, Path podCgroup) {
+        Path hierarchy = mode.hierarchy(root).normalize();
+        if (!podCgroup.isAbsolute() || !podCgroup.normalize().equals(podCgroup) || !podCgroup.startsWith(hierarchy)
+                || podCgroup.equals(hierarchy)) {
+            throw DriverException.invalidArgument("pod cgroup " + podCgroup + " is not a cgroup below " + hierarchy);
+        }
+        return podCgroup;
+    }
+
+    private static Map<BlkioThrottle, OptionalLong> v1Values(IoLimits limits) {
+        Map<BlkioThrottle, OptionalLong> values = new EnumMap<>(BlkioThrottle.class);
+        values.put(BlkioThrottle.READ_BPS, limits.readBps());
+        values.put(BlkioThrottle.WRITE_BPS, limits.writeBps());
+        values.put(BlkioThrottle.READ_IOPS, limits.readIops());
+        values.put(BlkioThrottle.WRITE_IOPS, limits.writeIops());
+        return values;
+    }
+
+    private static boolean isIops(BlkioThrottle file) {
+        return file == BlkioThrottle.READ_IOPS || file == BlkioThrottle.WRITE_IOPS;
+    }
+
+    static void validate(IoLimits limits) {
+        check("read bytes/s", limits.readBps(), Long.MAX_VALUE);
+        check("write bytes/s", limits.writeBps(), Long.MAX_VALUE);
+        check("read IOPS", limits.readIops(), MAX_IOPS - 1);
+        check("write IOPS", limits.writeIops(), MAX_IOPS - 1);
+    }
+
+    private static void check(String what, OptionalLong value, long max) {
+        // 0 would mean "no limit" to cgroup v1, and the kernel's maximum means the same on both.
+        if (value.isPresent() && (value.getAsLong() <= 0 || value.getAsLong() > max)) {
+            throw DriverException.invalidArgument(what + " limit " + value.getAsLong() + " is out of range 1.." + max);
+        }
+    }
+
+    /**
+     * One write(2) of the whole line: cgroup files act on each write call separately. Opened as
+     * the shell's "echo line > file" opens it; cgroupfs ignores the truncation.
+     */
+    private static void write(Path file, String line) {
+        byte[] bytes = line.getBytes(StandardCharsets.US_ASCII);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            int written = channel.write(ByteBuffer.wrap(bytes));
+            if (written != bytes.length) {
+                throw DriverException.internal("short write of '" + line + "' to " + file + ": " + written + " of "
+                        + bytes.length + " bytes");
+            }
+        } catch (NoSuchFileException e) {
+            throw DriverException.unavailable("cannot write '" + line + "' to " + file
+                    + ": the file does not exist (cgroup removed, or controller not enabled)");
+        } catch (IOException e) {
+            throw DriverException.internal("writing '" + line + "' to " + file + " failed: " + reason(e));
+        }
+    }
+
+    private static Optional<String> readText(Path file) {
+        try {
+            return Optional.of(Files.readString(file, StandardCharsets.US_ASCII));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw DriverException.internal("reading " + file + " failed: " + reason(e));
+        }
+    }
+
+    private static String reason(IOException e) {
+        return e instanceof FileSystemException fs && fs.getReason() != null ? fs.getReason()
+                : String.valueOf(e.getMessage());
+    }
+}

@@ -1,0 +1,63 @@
+package io.lvmqos.cgroup;
+
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.volume.IoLimits;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/** The cgroup v2 io.max format: one line per device, "MAJ:MIN rbps=N wbps=N riops=N wiops=N", "max" for none. */
+final class IoMax {
+
+    static final String FILE = "io.max";
+
+    private IoMax() {
+    }
+
+    /** The line that sets all four limits; "max" everywhere removes the device's line. */
+    static String line(DeviceNumber device, IoLimits limits) {
+        return device + " rbps=" + value(limits.readBps()) + " wbps=" + value(limits.writeBps())
+                + " riops=" + value(limits.readIops()) + " wiops=" + value(limits.writeIops());
+    }
+
+    /** Every device's limits in an io.max file; keys it does not know (newer kernels) are ignored. */
+    static Map<DeviceNumber, IoLimits> parse(String text) {
+        Map<DeviceNumber, IoLimits> limits = new LinkedHashMap<>();
+        for (String line : text.split("\n")) {
+            String[] fields = line.strip().split("\\s+");
+            if (fields.length < 2) {
+                continue;
+            }
+            OptionalLong rbps = OptionalLong.empty();
+            OptionalLong wbps = OptionalLong.empty();
+            OptionalLong riops = OptionalLong.empty();
+            OptionalLong wiops = OptionalLong.empty();
+            for (int i = 1; i < fields.length; i++) {
+                int eq = fields[i].indexOf('=');
+                if (eq < 0) {
+                    throw new IllegalArgumentException("io.max field '" + fields[i] + "' has no '=': " + line);
+                }
+                String key = fields[i].substring(0, eq);
+                OptionalLong value = parseValue(fields[i].substring(eq + 1));
+                switch (key) {
+                    case "rbps" -> rbps = value;
+                    case "wbps" -> wbps = value;
+                    case "riops" -> riops = value;
+                    case "wiops" -> wiops = value;
+                    default -> {
+                    }
+                }
+            }
+            limits.put(DeviceNumber.parse(fields[0]), new IoLimits(rbps, wbps, riops, wiops));
+        }
+        return limits;
+    }
+
+    private static String value(OptionalLong limit) {
+        return limit.isPresent() ? Long.toUnsignedString(limit.getAsLong()) : "max";
+    }
+
+    private static OptionalLong parseValue(String text) {
+        return text.equals("max") ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong(text));
+    }
+}

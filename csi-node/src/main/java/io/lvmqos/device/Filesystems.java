@@ -1,0 +1,97 @@
+package io.lvmqos.device;
+
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.exec.Command;
+import io.lvmqos.exec.CommandResult;
+import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.mount.MountEntry;
+import io.lvmqos.mount.MountTable;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * mkfs and online grow for the supported filesystems.
+ *
+ * <p>{@link #format} is only for a device {@link BlockDeviceProbe} has just called blank; it is
+ * never forced. mkfs.xfs without {@code -f} refuses a device with a signature on its own;
+ * mke2fs without a terminal does not, so for ext4 the probe is the only guard.
+ *
+ * <p>ext4 is made with {@code -m 0}: the 5% reserved for root is meant to let root log in to a
+ * full system disk; on a volume that one pod owns it only makes the volume smaller than the size
+ * the user asked for. Lazy inode-table and journal initialisation stay on (mke2fs's default) so
+ * that formatting a large volume fits inside an RPC deadline. xfs keeps mkfs.xfs's defaults.
+ */
+public final class Filesystems {
+
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    private final CommandRunner runner;
+    private final MountTable mountTable;
+    private final Duration timeout;
+
+    public Filesystems(CommandRunner runner, MountTable mountTable, Duration timeout) {
+        this.runner = runner;
+        this.mountTable = mountTable;
+        this.timeout = timeout;
+    }
+
+    public Filesystems(CommandRunner runner) {
+        this(runner, new MountTable(), TIMEOUT);
+    }
+
+    public void format(Path device, FsType type) {
+        DeviceNumber.of(device);
+        List<String> args = switch (type) {
+            case EXT4 -> List.of("-q", "-m", "0", "--", device.toString());
+            case XFS -> List.of("-q", "--", device.toString());
+        };
+        Path mkfs = CommandRunner.locate("mkfs." + type.kernelName());
+        CommandResult result = runner.run(Command.of(mkfs, timeout, args));
+        if (!result.succeeded()) {
+            throw DriverException.internal("formatting " + device + " as " + type + " failed: "
+                    + result.command().display() + " exited " + result.exitCode() + ": " + result.diagnostic());
+        }
+    }
+
+    /**
+     * Grows the filesystem on {@code device}, mounted at {@code mountPoint}, to fill the device.
+     * Both tools grow online; resize2fs would refuse an unmounted ext4 that has not just been
+     * fsck'd, and xfs_growfs works only on a mount point, so the mount is required and checked.
+     */
+    public void grow(Path device, Path mountPoint, FsType type) {
+        DeviceNumber number = DeviceNumber.of(device);
+        Optional<MountEntry> mount = mountTable.at(mountPoint);
+        if (mount.isEmpty() || !mount.get().device().equals(number)) {
+            throw DriverException.failedPrecondition("cannot grow " + device + " (" + number + "): "
+                    + mountPoint + " is " + mount.map(m -> "a mount of " + m.device() + " " + m.source())
+                            .orElse("not a mount point") + "; it must be mounted there to grow online");
+        }
+        List<String> args = new ArrayList<>();
+        Path program = switch (type) {
+            case EXT4 -> {
+                args.addAll(List.of("--", device.toString()));
+                yield CommandRunner.locate("resize2fs");
+            }
+            case XFS -> {
+                args.addAll(List.of("-d", "--", mountPoint.toString()));
+                yield CommandRunner.locate("xfs_growfs");
+            }
+        };
+        CommandResult result = runner.run(Command.of(program, timeout, args));
+        if (!result.succeeded() && type == FsType.EXT4
+                && result.stderr().contains("Permission denied to resize filesystem")) {
+            // EXT4_IOC_RESIZE_FS answers EPERM without CAP_SYS_RESOURCE, even to root.
+            throw DriverException.failedPrecondition("growing the ext4 filesystem on " + device + " at " + mountPoint
+                    + " was refused by the kernel: online ext4 resize needs CAP_SYS_RESOURCE, which the node"
+                    + " plugin does not have (run its container privileged or add that capability)");
+        }
+        if (!result.succeeded()) {
+            throw DriverException.internal("growing the " + type + " filesystem on " + device + " at " + mountPoint
+                    + " failed: " + result.command().display() + " exited " + result.exitCode() + ": "
+                    + result.diagnostic());
+        }
+    }
+}

@@ -1,0 +1,318 @@
+package io.lvmqos.mount;
+
+import io.lvmqos.device.FsType;
+import io.lvmqos.errors.DriverException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import jnr.constants.platform.Errno;
+import jnr.constants.platform.OpenFlags;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Runtime;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * mount(2) and umount2(2) called directly, not through mount(8): publishing is the hot path and a
+ * fork and exec costs more than the mount itself.
+ *
+ * <p>Symlinks: every target (and a bind's source) is opened with O_PATH|O_NOFOLLOW, the opened
+ * file's real path read back from /proc/self/fd and compared with the path asked for, and the
+ * mount made onto /proc/self/fd/N. A symlink anywhere in the path makes the real path differ and
+ * the call fail, and swapping a component after the check cannot redirect the mount, because it
+ * lands on the inode that was checked (the technique runc uses). Unmount goes by path with
+ * UMOUNT_NOFOLLOW (an O_PATH descriptor would itself keep the mount busy); callers check the path
+ * with {@link KubeletPaths} first.
+ *
+ * <p>Never MNT_DETACH or MNT_FORCE: a lazy unmount of a busy volume would report success while a
+ * process still writes to it, and the LV underneath could then be deleted.
+ */
+public final class Mounter {
+
+    private static final Logger log = LoggerFactory.getLogger(Mounter.class);
+
+    private static final int UMOUNT_NOFOLLOW = 8;
+    private static final int O_PATH = 010000000;
+    private static final int O_CLOEXEC = 02000000;
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFLNK = 0120000;
+    private static final Pattern FS_TYPE = Pattern.compile("[a-z0-9][a-z0-9._-]{0,31}");
+    /** Per-mount flags a bind-remount must repeat, or the kernel clears them. */
+    private static final Set<MountFlag> PER_MOUNT =
+            EnumSet.of(MountFlag.NOSUID, MountFlag.NODEV, MountFlag.NOEXEC, MountFlag.NOATIME,
+                    MountFlag.NODIRATIME, MountFlag.RELATIME, MountFlag.NOSYMFOLLOW);
+
+    private final LibC libc;
+    private final IntSupplier lastError;
+    private final MountTable mountTable;
+    private final ProcessScanner holders;
+    private final int openFlags;
+
+    Mounter(LibC libc, IntSupplier lastError, MountTable mountTable, ProcessScanner holders) {
+        this.libc = libc;
+        this.lastError = lastError;
+        this.mountTable = mountTable;
+        this.holders = holders;
+        this.openFlags = O_PATH | O_CLOEXEC | OpenFlags.O_NOFOLLOW.intValue();
+    }
+
+    /** Binds libc; fails at start-up rather than on the first publish. */
+    public static Mounter create(MountTable mountTable) {
+        LibC libc;
+        try {
+            libc = LibraryLoader.create(LibC.class).failImmediately().load("c");
+        } catch (LinkageError | RuntimeException e) {
+            throw DriverException.internal("cannot bind mount(2) and umount2(2) from libc through jnr-ffi: " + e, e);
+        }
+        Runtime runtime = Runtime.getRuntime(libc);
+        return new Mounter(libc, runtime::getLastError, mountTable, new ProcessScanner(Path.of("/proc")));
+    }
+
+    public static Mounter create() {
+        return create(new MountTable());
+    }
+
+    /** Mounts a filesystem on a block device, e.g. a freshly formatted LV on its staging path. */
+    public void mount(Path device, Path target, FsType type, MountOptions options) {
+        mount(device, target, type.kernelName(), options.flags(), options.dataString().orElse(""));
+    }
+
+    /**
+     * mount(2) of {@code source} on {@code target}. {@code data} is the filesystem's option
+     * string, empty for none. The target must exist and contain no symlink.
+     */
+    public void mount(Path source, Path target, String fsType, Set<MountFlag> flags, String data) {
+        requireCanonical(target, "mount target");
+        if (!FS_TYPE.matcher(fsType).matches()) {
+            throw DriverException.invalidArgument("filesystem type '" + fsType + "' is not a valid name");
+        }
+        if (flags.contains(MountFlag.BIND) || flags.contains(MountFlag.REMOUNT) || flags.contains(MountFlag.MOVE)) {
+            throw DriverException.invalidArgument("mount() makes new mounts only; use bindMount for " + flags);
+        }
+        try (PathHandle handle = open(target, "mount target")) {
+            call(libc.mount(source.toString(), handle.procPath(), fsType, MountFlag.bits(flags),
+                            data.isEmpty() ? null : data),
+                    () -> "mounting " + fsType + " " + source + " on " + target
+                            + (data.isEmpty() ? "" : " with options " + data));
+        }
+        log.debug("mounted {} {} on {} flags {} data '{}'", fsType, source, target, flags, data);
+    }
+
+    /**
+     * Binds {@code source} (not its submounts) onto {@code target}. Both must be real paths with no
+     * symlink anywhere: for a raw block volume pass the device's real path (LVM's /dev/VG/LV is a
+     * symlink to /dev/dm-N; use {@code toRealPath()} on it first). A read-only bind takes two
+     * calls, because MS_RDONLY is ignored on the first: bind, then remount the new mount read-only
+     * (repeating its nosuid/nodev/noexec/atime flags, which a bind-remount would otherwise clear).
+     * If the remount fails, or does not leave the mount read-only, the bind is undone, so the
+     * caller never gets a writable mount it asked to be read-only.
+     */
+    public void bindMount(Path source, Path target, boolean readOnly) {
+        requireCanonical(source, "bind source");
+        requireCanonical(target, "bind target");
+        try (PathHandle from = open(source, "bind source"); PathHandle to = open(target, "bind target")) {
+            call(libc.mount(from.procPath(), to.procPath(), null, MountFlag.BIND.bit(), null),
+                    () -> "bind-mounting " + source + " on " + target);
+        }
+        if (!readOnly) {
+            return;
+        }
+        try {
+            MountEntry bound = mountTable.at(target).orElseThrow(() -> DriverException.internal(
+                    "the bind mount on " + target + " is not in the mount table right after mount(2) succeeded"));
+            EnumSet<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
+            for (MountFlag flag : PER_MOUNT) {
+                if (bound.options().contains(optionName(flag))) {
+                    flags.add(flag);
+                }
+            }
+            // Reopened after the bind so that the descriptor is the new mount's root, not the
+            // directory it covers.
+            try (PathHandle mounted = open(target, "bind target")) {
+                call(libc.mount(null, mounted.procPath(), null, MountFlag.bits(flags), null),
+                        () -> "remounting the bind mount on " + target + " read-only");
+            }
+            if (!mountTable.at(target).map(MountEntry::readOnly).orElse(false)) {
+                throw DriverException.internal("the bind mount on " + target
+                        + " is still writable after a read-only remount");
+            }
+        } catch (RuntimeException e) {
+            undo(target, e);
+            throw e;
+        }
+    }
+
+    /**
+     * Removes the mount on top of {@code target} (one mount; the caller loops if it stacks them).
+     * Not being a mount point and not existing are outcomes, not errors, so that unpublish and
+     * unstage stay idempotent.
+     *
+     * @throws DriverException.FailedPrecondition when the mount is busy, naming what holds it
+     */
+    public UnmountOutcome unmount(Path target) {
+        requireCanonical(target, "unmount target");
+        if (libc.umount2(target.toString(), UMOUNT_NOFOLLOW) == 0) {
+            log.debug("unmounted {}", target);
+            return UnmountOutcome.UNMOUNTED;
+        }
+        int errno = lastError.getAsInt();
+        if (errno == Errno.EINVAL.intValue()) {
+            return UnmountOutcome.NOT_A_MOUNT_POINT;
+        }
+        if (errno == Errno.ENOENT.intValue()) {
+            return UnmountOutcome.NO_SUCH_PATH;
+        }
+        if (errno == Errno.EBUSY.intValue()) {
+            throw DriverException.failedPrecondition("cannot unmount " + target + ": it is busy; "
+                    + describeHolders(target));
+        }
+        throw failure("unmounting " + target, errno);
+    }
+
+    private String describeHolders(Path target) {
+        StringBuilder why = new StringBuilder();
+        var below = mountTable.mountsBelow(target);
+        if (!below.isEmpty()) {
+            why.append("mounts below it: ").append(below.stream().map(m -> m.mountPoint().toString()).toList())
+                    .append("; ");
+        }
+        Optional<MountEntry> mount = mountTable.at(target);
+        if (mount.isEmpty()) {
+            return why.append("it is no longer in the mount table").toString();
+        }
+        ProcessScanner.Holders found = holders.using(mount.get().device());
+        if (found.processes().isEmpty()) {
+            why.append("no process has a file, working directory or root on its filesystem (")
+                    .append(mount.get().device()).append(")");
+            why.append(found.complete() ? "; it may be held by a memory mapping, a loop device or another mount"
+                    : " among the processes scanned before the scan's limit");
+        } else {
+            why.append("processes using its filesystem (").append(mount.get().device()).append("): ")
+                    .append(String.join(", ", found.processes().stream().map(ProcessScanner.Holder::toString).toList()));
+            if (!found.complete()) {
+                why.append(" (scan stopped at its limit; there may be more)");
+            }
+        }
+        return why.toString();
+    }
+
+    private void undo(Path target, RuntimeException cause) {
+        if (libc.umount2(target.toString(), UMOUNT_NOFOLLOW) != 0) {
+            int errno = lastError.getAsInt();
+            cause.addSuppressed(failure("undoing the bind mount on " + target + " after the read-only remount failed",
+                    errno));
+            log.error("a bind mount on {} that should have been read-only could not be undone: {}", target,
+                    describe(errno));
+        }
+    }
+
+    private PathHandle open(Path path, String role) {
+        int fd = libc.open(path.toString(), openFlags);
+        if (fd < 0) {
+            int errno = lastError.getAsInt();
+            if (errno == Errno.ENOENT.intValue()) {
+                throw DriverException.notFound(role + " " + path + " does not exist");
+            }
+            throw failure("opening " + role + " " + path, errno);
+        }
+        PathHandle handle = new PathHandle(fd);
+        try {
+            Path proc = Path.of(handle.procPath());
+            Path real = Files.readSymbolicLink(proc);
+            // With O_NOFOLLOW a final symlink is opened as itself, so its path reads back unchanged.
+            if (((Integer) Files.getAttribute(proc, "unix:mode") & S_IFMT) == S_IFLNK) {
+                throw DriverException.failedPrecondition(role + " " + path
+                        + " is a symlink, and the driver never mounts through one");
+            }
+            if (!real.equals(path)) {
+                throw DriverException.failedPrecondition(role + " " + path + " resolves to " + real
+                        + ": a symlink is on the path, and the driver never mounts through one");
+            }
+            return handle;
+        } catch (IOException e) {
+            handle.close();
+            throw DriverException.internal("cannot read back where " + path + " was opened: " + e, e);
+        } catch (RuntimeException e) {
+            handle.close();
+            throw e;
+        }
+    }
+
+    /**
+     * errno is read first, before anything else runs on this thread. jnr-ffi saves it per native
+     * thread right after the call; a virtual thread stays on its carrier here because nothing
+     * between the call and this read can block.
+     */
+    private void call(int rc, Supplier<String> what) {
+        if (rc != 0) {
+            int errno = lastError.getAsInt();
+            throw failure(what.get(), errno);
+        }
+    }
+
+    private static DriverException failure(String what, int errno) {
+        String message = what + " failed: " + describe(errno);
+        if (errno == Errno.EPERM.intValue() || errno == Errno.EACCES.intValue()) {
+            return DriverException.failedPrecondition(message
+                    + " (the node plugin needs root with CAP_SYS_ADMIN in the host's mount namespace)");
+        }
+        if (errno == Errno.ENOENT.intValue() || errno == Errno.ENOTDIR.intValue()
+                || errno == Errno.ENODEV.intValue() || errno == Errno.ENXIO.intValue()) {
+            return DriverException.notFound(message);
+        }
+        if (errno == Errno.EBUSY.intValue()) {
+            return DriverException.failedPrecondition(message);
+        }
+        return DriverException.internal(message);
+    }
+
+    static String describe(int errno) {
+        Errno known = Errno.valueOf(errno);
+        return known == Errno.__UNKNOWN_CONSTANT__
+                ? "errno " + errno
+                : known.name() + " (" + known.description() + ")";
+    }
+
+    private static String optionName(MountFlag flag) {
+        return switch (flag) {
+            case NOSUID -> "nosuid";
+            case NODEV -> "nodev";
+            case NOEXEC -> "noexec";
+            case NOATIME -> "noatime";
+            case NODIRATIME -> "nodiratime";
+            case RELATIME -> "relatime";
+            case NOSYMFOLLOW -> "nosymfollow";
+            default -> throw new IllegalArgumentException(flag + " is not a per-mount option");
+        };
+    }
+
+    private static void requireCanonical(Path path, String role) {
+        if (!path.isAbsolute() || !path.normalize().equals(path)) {
+            throw DriverException.invalidArgument(role + " " + path + " must be an absolute path without . or ..");
+        }
+    }
+
+    /** An O_PATH descriptor, which pins the inode it was opened on but grants no access to it. */
+    private final class PathHandle implements AutoCloseable {
+        private final int fd;
+
+        PathHandle(int fd) {
+            this.fd = fd;
+        }
+
+        String procPath() {
+            return "/proc/self/fd/" + fd;
+        }
+
+        @Override
+        public void close() {
+            libc.close(fd);
+        }
+    }
+}

@@ -1,0 +1,410 @@
+package io.lvmqos.node;
+
+import csi.v1.Csi;
+import csi.v1.NodeGrpc;
+import io.grpc.stub.StreamObserver;
+import io.lvmqos.device.BlockDeviceProbe;
+import io.lvmqos.device.DeviceContents;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.device.Filesystems;
+import io.lvmqos.device.FsType;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.lvm.Lvm;
+import io.lvmqos.lvm.VolumeGroup;
+import io.lvmqos.mount.KubeletPaths;
+import io.lvmqos.mount.MountEntry;
+import io.lvmqos.mount.MountOptions;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.mount.Mounter;
+import io.lvmqos.volume.Capabilities;
+import io.lvmqos.volume.IoLimits;
+import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.Topology;
+import io.lvmqos.volume.VolumeCatalog;
+import io.lvmqos.volume.VolumeId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * CSI Node: stage (format if blank, mount), publish (bind mount into the pod's volume directory
+ * and, before returning, limit the pod's I/O on the device in its cgroup), and the reverse.
+ * Mounts and limits are re-derived from the mount table and the cgroup tree, never remembered.
+ */
+public final class NodeService extends NodeGrpc.NodeImplBase {
+
+    private static final Logger log = LoggerFactory.getLogger(NodeService.class);
+    private static final long MAX_VOLUMES_PER_NODE = 1000;
+
+    public static final List<Csi.NodeServiceCapability.RPC.Type> CAPABILITIES = List.of(
+            Csi.NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+            Csi.NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+            Csi.NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+            Csi.NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+            Csi.NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
+
+    private final VolumeCatalog catalog;
+    private final Lvm lvm;
+    private final KubeletPaths paths;
+    private final Mounter mounter;
+    private final MountTable mountTable;
+    private final BlockDeviceProbe probe;
+    private final Filesystems filesystems;
+    private final PodLimits podLimits;
+    private final VolumeStats stats;
+    private final KeyedLocks locks;
+
+    public NodeService(VolumeCatalog catalog, Lvm lvm, KubeletPaths paths, Mounter mounter, MountTable mountTable,
+                       BlockDeviceProbe probe, Filesystems filesystems, PodLimits podLimits, VolumeStats stats,
+                       KeyedLocks locks) {
+        this.catalog = catalog;
+        this.lvm = lvm;
+        this.paths = paths;
+        this.mounter = mounter;
+        this.mountTable = mountTable;
+        this.probe = probe;
+        this.filesystems = filesystems;
+        this.podLimits = podLimits;
+        this.stats = stats;
+        this.locks = locks;
+    }
+
+    @Override
+    public void nodeStageVolume(Csi.NodeStageVolumeRequest request, StreamObserver<Csi.NodeStageVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
+        require(request.hasVolumeCapability(), "volume_capability must be given");
+        Capabilities.requireSupported(List.of(request.getVolumeCapability()));
+        Path staging = paths.check(Path.of(request.getStagingTargetPath()));
+        ManagedVolume volume = volume(request.getVolumeId());
+        try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
+            if (request.getVolumeCapability().hasMount()) {
+                stage(volume, staging, request.getVolumeCapability());
+            }
+        }
+        reply.onNext(Csi.NodeStageVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    private void stage(ManagedVolume volume, Path staging, Csi.VolumeCapability capability) {
+        Path device = volume.devicePath();
+        DeviceNumber number = DeviceNumber.of(device);
+        Optional<MountEntry> mounted = mountTable.at(staging);
+        if (mounted.isPresent()) {
+            if (mounted.get().device().equals(number)) {
+                return; // staged already: a retry
+            }
+            throw DriverException.alreadyExists("staging path " + staging + " is already mounted from "
+                    + mounted.get().source() + " (" + mounted.get().device() + "), not from " + device);
+        }
+        FsType wanted = FsType.fromCsi(capability.getMount().getFsType());
+        FsType type = switch (probe.probe(device)) {
+            case DeviceContents.Blank blank -> {
+                filesystems.format(device, wanted);
+                yield wanted;
+            }
+            case DeviceContents.Filesystem fs -> existingType(volume, fs.type(), capability);
+            case DeviceContents.PartitionTable table -> throw DriverException.failedPrecondition("volume "
+                    + volume.id() + " holds a " + table.type() + " partition table; it will not be formatted or mounted");
+            case DeviceContents.Other other -> throw DriverException.failedPrecondition("volume " + volume.id()
+                    + " holds data that is not a filesystem (" + other.description() + "); it will not be formatted");
+        };
+        MountOptions options = MountOptions.parse(capability.getMount().getMountFlagsList());
+        if (type == FsType.XFS && volume.hasSource()) {
+            // a snapshot or clone carries its origin's XFS UUID, which XFS refuses to mount twice
+            options = options.withData("nouuid");
+        }
+        paths.createDirectory(staging);
+        mounter.mount(device, staging, type, options);
+        if (volume.hasSource()) {
+            // restored or cloned larger than its source: the filesystem still has the source's size
+            filesystems.grow(device, staging, type);
+        }
+    }
+
+    private static FsType existingType(ManagedVolume volume, String found, Csi.VolumeCapability capability) {
+        FsType type;
+        try {
+            type = FsType.fromCsi(found);
+        } catch (DriverException e) {
+            throw DriverException.failedPrecondition("volume " + volume.id() + " holds a " + found
+                    + " filesystem, which this driver does not mount (ext4, xfs)");
+        }
+        String asked = capability.getMount().getFsType();
+        if (!asked.isEmpty() && FsType.fromCsi(asked) != type) {
+            throw DriverException.failedPrecondition("volume " + volume.id() + " already holds a " + found
+                    + " filesystem but " + asked + " was asked for; it will not be reformatted");
+        }
+        return type;
+    }
+
+    @Override
+    public void nodeUnstageVolume(Csi.NodeUnstageVolumeRequest request,
+                                  StreamObserver<Csi.NodeUnstageVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
+        Path staging = paths.check(Path.of(request.getStagingTargetPath()));
+        try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
+            mounter.unmount(staging);
+        }
+        reply.onNext(Csi.NodeUnstageVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void nodePublishVolume(Csi.NodePublishVolumeRequest request,
+                                  StreamObserver<Csi.NodePublishVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(!request.getTargetPath().isEmpty(), "target_path must not be empty");
+        require(request.hasVolumeCapability(), "volume_capability must be given");
+        require(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty: this driver "
+                + "stages volumes (STAGE_UNSTAGE_VOLUME)");
+        Csi.VolumeCapability capability = request.getVolumeCapability();
+        Capabilities.requireSupported(List.of(capability));
+        Path target = paths.check(Path.of(request.getTargetPath()));
+        Path staging = paths.check(Path.of(request.getStagingTargetPath()));
+        ManagedVolume volume = volume(request.getVolumeId());
+        boolean block = capability.hasBlock();
+        try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
+            Path device = volume.devicePath();
+            // read afresh: device-mapper minors change when an LV is activated again
+            DeviceNumber number = DeviceNumber.of(device);
+            Optional<String> nodeRoot = block ? Optional.of(deviceNodeRoot(device)) : Optional.empty();
+            boolean readOnly = request.getReadonly()
+                    || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
+            Optional<MountEntry> existing = mountTable.at(target);
+            boolean alreadyPublished = false;
+            if (existing.isPresent()) {
+                MountEntry mount = existing.get();
+                boolean ours = block ? nodeRoot.get().equals(mount.root()) : mount.device().equals(number);
+                if (!ours) {
+                    throw DriverException.alreadyExists("target path " + target + " is already mounted from "
+                            + mount.source() + " (" + mount.device() + " " + mount.root() + "), not from volume "
+                            + volume.id());
+                }
+                if (mount.readOnly() != readOnly) {
+                    throw DriverException.alreadyExists("target path " + target + " is already published "
+                            + (mount.readOnly() ? "read-only" : "read-write") + " with another capability");
+                }
+                alreadyPublished = true;
+            }
+            if (!alreadyPublished) {
+                refuseSecondWriter(volume, capability, number, nodeRoot, target, staging);
+                Path source;
+                if (block) {
+                    paths.createDirectory(target.getParent());
+                    paths.createFile(target);
+                    source = device.toRealPath();
+                } else {
+                    Optional<MountEntry> staged = mountTable.at(staging);
+                    if (staged.isEmpty() || !staged.get().device().equals(number)) {
+                        throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
+                                + staging + ": call NodeStageVolume first");
+                    }
+                    paths.createDirectory(target);
+                    source = staging;
+                }
+                mounter.bindMount(source, target, readOnly);
+            }
+            try {
+                limitPod(volume, request, target, number);
+            } catch (RuntimeException e) {
+                if (!alreadyPublished) {
+                    undoPublish(target);
+                }
+                throw e;
+            }
+        } catch (IOException e) {
+            throw DriverException.internal("publishing " + request.getVolumeId() + " at " + target + " failed: " + e, e);
+        }
+        reply.onNext(Csi.NodePublishVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    /** Before any container of the pod runs: kubelet starts them only after publish returns. */
+    private void limitPod(ManagedVolume volume, Csi.NodePublishVolumeRequest request, Path target, DeviceNumber number) {
+        IoLimits limits = volume.limits();
+        if (limits.isUnlimited()) {
+            return;
+        }
+        Optional<String> pod = PodUid.of(request.getVolumeContextMap(), target, paths.root());
+        if (pod.isEmpty()) {
+            log.warn("volume {} has I/O limits ({}) but no pod UID is known for target {} (no {} in the volume "
+                    + "context, not a kubelet pod path): published without limits", volume.id(), limits, target,
+                    PodUid.CONTEXT_KEY);
+            return;
+        }
+        podLimits.apply(pod.get(), number, limits);
+    }
+
+    private void refuseSecondWriter(ManagedVolume volume, Csi.VolumeCapability capability, DeviceNumber number,
+                                    Optional<String> nodeRoot, Path target, Path staging) {
+        Csi.VolumeCapability.AccessMode.Mode mode = capability.getAccessMode().getMode();
+        if (mode != Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER
+                && mode != Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_SINGLE_WRITER) {
+            return;
+        }
+        List<MountEntry> elsewhere = podLimits.publishMounts(number, nodeRoot).stream()
+                .filter(m -> !m.mountPoint().equals(target) && !m.mountPoint().equals(staging))
+                .toList();
+        if (!elsewhere.isEmpty()) {
+            throw DriverException.failedPrecondition("volume " + volume.id() + " is already published at "
+                    + elsewhere.getFirst().mountPoint() + " and its access mode " + mode
+                    + " allows one target only (SINGLE_NODE_MULTI_WRITER allows several)");
+        }
+    }
+
+    private void undoPublish(Path target) {
+        try {
+            mounter.unmount(target);
+            paths.remove(target);
+        } catch (RuntimeException cleanupFailure) {
+            log.warn("could not undo the publish at {}: {}", target, cleanupFailure.getMessage());
+        }
+    }
+
+    @Override
+    public void nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest request,
+                                    StreamObserver<Csi.NodeUnpublishVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(!request.getTargetPath().isEmpty(), "target_path must not be empty");
+        Path target = paths.check(Path.of(request.getTargetPath()));
+        try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
+            Optional<ManagedVolume> volume = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
+                    .flatMap(catalog::find);
+            Optional<DeviceNumber> device = volume.flatMap(v -> deviceNumber(v.devicePath()));
+            Optional<String> nodeRoot = volume.map(v -> deviceNodeRoot(v.devicePath()));
+            mounter.unmount(target);
+            paths.remove(target);
+            Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
+            if (pod.isPresent() && device.isPresent()
+                    && !podLimits.podsUsing(device.get(), nodeRoot).contains(pod.get())) {
+                podLimits.lift(pod.get(), device.get());
+            }
+        }
+        reply.onNext(Csi.NodeUnpublishVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void nodeGetVolumeStats(Csi.NodeGetVolumeStatsRequest request,
+                                   StreamObserver<Csi.NodeGetVolumeStatsResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
+        ManagedVolume volume = volume(request.getVolumeId());
+        Path path = Path.of(request.getVolumePath()).normalize();
+        reply.onNext(stats.of(volume, path));
+        reply.onCompleted();
+    }
+
+    @Override
+    public void nodeExpandVolume(Csi.NodeExpandVolumeRequest request,
+                                 StreamObserver<Csi.NodeExpandVolumeResponse> reply) {
+        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        require(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
+        ManagedVolume volume = volume(request.getVolumeId());
+        Path volumePath = Path.of(request.getVolumePath()).normalize();
+        if (!Files.exists(volumePath)) {
+            throw DriverException.notFound("volume path " + volumePath + " does not exist");
+        }
+        long required = request.getCapacityRange().getRequiredBytes();
+        long limit = request.getCapacityRange().getLimitBytes();
+        if (required < 0 || limit < 0 || (limit > 0 && required > limit)) {
+            throw DriverException.invalidArgument("capacity_range is not valid: required_bytes=" + required
+                    + ", limit_bytes=" + limit);
+        }
+        ManagedVolume grown;
+        try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
+            if (required > volume.sizeBytes()) {
+                VolumeGroup group = lvm.volumeGroup(volume.id().volumeGroup()).orElseThrow(() -> DriverException
+                        .failedPrecondition("volume group " + volume.id().volumeGroup() + " not found"));
+                long size = group.roundUpToExtent(required);
+                if (limit > 0 && size > limit) {
+                    throw DriverException.outOfRange("no whole number of extents fits between " + required + " and "
+                            + limit + " bytes");
+                }
+                lvm.extend(volume.id().volumeGroup(), volume.id().lvName(), size);
+            }
+            grown = catalog.refresh(volume.id()).orElseThrow(() -> DriverException.notFound(
+                    "volume " + volume.id() + " vanished while it was being expanded"));
+            boolean block = request.hasVolumeCapability() ? request.getVolumeCapability().hasBlock()
+                    : !Files.isDirectory(volumePath);
+            DeviceNumber number = DeviceNumber.of(grown.devicePath());
+            if (!block) {
+                MountEntry mount = mountTable.at(volumePath).filter(m -> m.device().equals(number))
+                        .orElseThrow(() -> DriverException.notFound("volume " + volume.id() + " is not mounted at "
+                                + volumePath));
+                filesystems.grow(grown.devicePath(), volumePath, FsType.fromCsi(mount.fsType()));
+            }
+            // per-GiB limits follow the new size, for every pod using the volume now
+            Optional<String> nodeRoot = block ? Optional.of(deviceNodeRoot(grown.devicePath())) : Optional.empty();
+            if (!grown.limits().isUnlimited()) {
+                podLimits.reapply(number, nodeRoot, grown.limits());
+            }
+        }
+        reply.onNext(Csi.NodeExpandVolumeResponse.newBuilder().setCapacityBytes(grown.sizeBytes()).build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest request,
+                                    StreamObserver<Csi.NodeGetCapabilitiesResponse> reply) {
+        Csi.NodeGetCapabilitiesResponse.Builder answer = Csi.NodeGetCapabilitiesResponse.newBuilder();
+        for (Csi.NodeServiceCapability.RPC.Type type : CAPABILITIES) {
+            answer.addCapabilities(Csi.NodeServiceCapability.newBuilder()
+                    .setRpc(Csi.NodeServiceCapability.RPC.newBuilder().setType(type)));
+        }
+        reply.onNext(answer.build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void nodeGetInfo(Csi.NodeGetInfoRequest request, StreamObserver<Csi.NodeGetInfoResponse> reply) {
+        reply.onNext(Csi.NodeGetInfoResponse.newBuilder()
+                .setNodeId(catalog.node())
+                .setMaxVolumesPerNode(MAX_VOLUMES_PER_NODE)
+                .setAccessibleTopology(Topology.of(catalog.node()))
+                .build());
+        reply.onCompleted();
+    }
+
+    private ManagedVolume volume(String volumeId) {
+        return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId).flatMap(catalog::find)
+                .orElseThrow(() -> DriverException.notFound("volume " + volumeId + " does not exist on node "
+                        + catalog.node()));
+    }
+
+    private static String lockKey(String volumeId) {
+        return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId).map(VolumeId::lvmPath).orElse(volumeId);
+    }
+
+    private static Optional<DeviceNumber> deviceNumber(Path device) {
+        try {
+            return Optional.of(DeviceNumber.of(device));
+        } catch (RuntimeException gone) {
+            return Optional.empty();
+        }
+    }
+
+    /** The device node's path inside devtmpfs, which is the root of a bind mount of it in mountinfo. */
+    static String deviceNodeRoot(Path device) {
+        try {
+            Path real = device.toRealPath();
+            Path dev = Path.of("/dev");
+            return real.startsWith(dev) ? "/" + dev.relativize(real) : real.toString();
+        } catch (IOException e) {
+            throw DriverException.failedPrecondition("device " + device + " of the volume is missing: " + e.getMessage());
+        }
+    }
+
+    private static void require(boolean condition, String message) {
+        if (!condition) {
+            throw DriverException.invalidArgument(message);
+        }
+    }
+}

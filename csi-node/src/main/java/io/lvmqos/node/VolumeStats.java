@@ -1,0 +1,90 @@
+package io.lvmqos.node;
+
+import csi.v1.Csi;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.exec.Command;
+import io.lvmqos.exec.CommandResult;
+import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.mount.MountEntry;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.volume.ManagedVolume;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * NodeGetVolumeStats: usage of the filesystem at a volume path (statfs through stat(1), which
+ * also gives inode counts that Java's FileStore does not), and whether the volume is healthy:
+ * its device present, the path still a mount of it, the filesystem not gone read-only.
+ */
+public final class VolumeStats {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+    private final CommandRunner runner;
+    private final MountTable mountTable;
+    private final Path stat;
+
+    public VolumeStats(CommandRunner runner, MountTable mountTable) {
+        this.runner = runner;
+        this.mountTable = mountTable;
+        this.stat = CommandRunner.locate("stat");
+    }
+
+    public Csi.NodeGetVolumeStatsResponse of(ManagedVolume volume, Path path) {
+        if (!Files.exists(path)) {
+            throw DriverException.notFound("volume path " + path + " does not exist");
+        }
+        Csi.NodeGetVolumeStatsResponse.Builder answer = Csi.NodeGetVolumeStatsResponse.newBuilder();
+        if (!Files.exists(volume.devicePath())) {
+            return answer.setVolumeCondition(abnormal("the device " + volume.devicePath() + " of the volume is gone"))
+                    .build();
+        }
+        DeviceNumber device = DeviceNumber.of(volume.devicePath());
+        Optional<MountEntry> mount = mountTable.at(path);
+        if (Files.isRegularFile(path)) {
+            // a raw block publish: the bind mount of the device node is the only thing to check
+            if (mount.isEmpty()) {
+                throw DriverException.notFound("volume " + volume.id() + " is not published at " + path);
+            }
+            return answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)
+                            .setTotal(volume.sizeBytes()))
+                    .setVolumeCondition(normal()).build();
+        }
+        if (mount.isEmpty() || !mount.get().device().equals(device)) {
+            throw DriverException.notFound("volume " + volume.id() + " is not mounted at " + path);
+        }
+        CommandResult result = runner.run(Command.of(stat, TIMEOUT, "--file-system", "--format", "%S %b %f %a %c %d",
+                "--", path.toString()));
+        if (!result.succeeded()) {
+            return answer.setVolumeCondition(abnormal("statfs of " + path + " failed: " + result.diagnostic())).build();
+        }
+        String[] f = result.stdout().strip().split(" ");
+        long blockSize = Long.parseLong(f[0]);
+        long blocks = Long.parseLong(f[1]);
+        long free = Long.parseLong(f[2]);
+        long available = Long.parseLong(f[3]);
+        long inodes = Long.parseLong(f[4]);
+        long freeInodes = Long.parseLong(f[5]);
+        answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)
+                .setTotal(blocks * blockSize).setAvailable(available * blockSize).setUsed((blocks - free) * blockSize));
+        answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.INODES)
+                .setTotal(inodes).setAvailable(freeInodes).setUsed(inodes - freeInodes));
+        boolean wentReadOnly = mount.get().superOptions().contains("ro");
+        answer.setVolumeCondition(wentReadOnly
+                ? abnormal("the filesystem of volume " + volume.id() + " is read-only (errors made the kernel "
+                        + "remount it read-only?)")
+                : normal());
+        return answer.build();
+    }
+
+    private static Csi.VolumeCondition normal() {
+        return Csi.VolumeCondition.newBuilder().setAbnormal(false).setMessage("volume is healthy").build();
+    }
+
+    private static Csi.VolumeCondition abnormal(String message) {
+        return Csi.VolumeCondition.newBuilder().setAbnormal(true).setMessage(message).build();
+    }
+}

@@ -1,0 +1,116 @@
+package io.lvmqos.cgroup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.volume.IoLimits;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The writer's own logic against a directory laid out like cgroupfs. Plain files do not merge
+ * per-device lines as the kernel does; the root tests and the UML tests cover that.
+ */
+class CgroupLimitsWriterTest {
+
+    static final DeviceNumber LV = new DeviceNumber(253, 4);
+    static final IoLimits LIMITS = new IoLimits(OptionalLong.of(4194304), OptionalLong.of(2097152),
+            OptionalLong.empty(), OptionalLong.of(200));
+
+    @TempDir
+    Path root;
+
+    private Path v2Pod() throws IOException {
+        Files.writeString(root.resolve("cgroup.controllers"), "cpuset cpu io memory pids\n");
+        Files.writeString(root.resolve("cgroup.subtree_control"), "cpu memory pids\n");
+        Path kubepods = Files.createDirectories(root.resolve("kubepods.slice"));
+        Files.writeString(kubepods.resolve("cgroup.controllers"), "cpu memory pids\n");
+        Files.writeString(kubepods.resolve("cgroup.subtree_control"), "cpu memory pids\n");
+        Path burstable = Files.createDirectories(kubepods.resolve("kubepods-burstable.slice"));
+        Files.writeString(burstable.resolve("cgroup.controllers"), "cpu io memory pids\n");
+        Files.writeString(burstable.resolve("cgroup.subtree_control"), "cpu io memory pids\n");
+        Path pod = Files.createDirectories(burstable.resolve("kubepods-burstable-pod1234_abcd.slice"));
+        Files.writeString(pod.resolve("io.max"), "");
+        return pod;
+    }
+
+    @Test
+    void v2EnablesIoInAncestorsThatLackItThenWritesOneLine() throws IOException {
+        Path pod = v2Pod();
+        new CgroupLimitsWriter(root).apply(pod, LV, LIMITS);
+        assertEquals("+io", Files.readString(root.resolve("cgroup.subtree_control")));
+        assertEquals("+io", Files.readString(root.resolve("kubepods.slice/cgroup.subtree_control")));
+        assertEquals("cpu io memory pids\n",
+                Files.readString(pod.getParent().resolve("cgroup.subtree_control")), "already enabled: untouched");
+        assertEquals("253:4 rbps=4194304 wbps=2097152 riops=max wiops=200", Files.readString(pod.resolve("io.max")));
+        assertEquals(Optional.of(LIMITS), new CgroupLimitsWriter(root).read(pod, LV));
+    }
+
+    @Test
+    void v2WithoutTheIoControllerIsUnavailable() throws IOException {
+        Path pod = v2Pod();
+        Files.writeString(root.resolve("cgroup.controllers"), "cpu memory pids\n");
+        var e = assertThrows(DriverException.Unavailable.class, () -> new CgroupLimitsWriter(root).apply(pod, LV, LIMITS));
+        assertTrue(e.getMessage().contains("io controller"), e.getMessage());
+    }
+
+    @Test
+    void aFailedWriteIsAnError() throws IOException {
+        Path pod = v2Pod();
+        Files.delete(pod.resolve("io.max"));
+        Files.createDirectory(pod.resolve("io.max"));
+        assertThrows(DriverException.class, () -> new CgroupLimitsWriter(root).apply(pod, LV, LIMITS));
+    }
+
+    @Test
+    void v1WritesTheFourThrottleFiles() throws IOException {
+        Path pod = Files.createDirectories(root.resolve("blkio/kubepods/burstable/pod1234-abcd"));
+        for (BlkioThrottle file : BlkioThrottle.values()) {
+            Files.writeString(root.resolve("blkio").resolve(file.file), "");
+            Files.writeString(pod.resolve(file.file), "");
+        }
+        new CgroupLimitsWriter(root).apply(pod, LV, LIMITS);
+        assertEquals("253:4 4194304", Files.readString(pod.resolve("blkio.throttle.read_bps_device")));
+        assertEquals("253:4 2097152", Files.readString(pod.resolve("blkio.throttle.write_bps_device")));
+        assertEquals("253:4 0", Files.readString(pod.resolve("blkio.throttle.read_iops_device")));
+        assertEquals("253:4 200", Files.readString(pod.resolve("blkio.throttle.write_iops_device")));
+    }
+
+    @Test
+    void aPodCgroupOutsideTheHierarchyIsRefused(@TempDir Path elsewhere) throws IOException {
+        v2Pod();
+        assertThrows(DriverException.InvalidArgument.class,
+                () -> new CgroupLimitsWriter(root).apply(elsewhere, LV, LIMITS));
+        assertThrows(DriverException.InvalidArgument.class,
+                () -> new CgroupLimitsWriter(root).apply(root, LV, LIMITS));
+        assertThrows(DriverException.InvalidArgument.class,
+                () -> new CgroupLimitsWriter(root).apply(root.resolve("kubepods.slice/../x"), LV, LIMITS));
+    }
+
+    @Test
+    void zeroAndOutOfRangeLimitsAreRefused() throws IOException {
+        Path pod = v2Pod();
+        CgroupLimitsWriter writer = new CgroupLimitsWriter(root);
+        assertThrows(DriverException.InvalidArgument.class, () -> writer.apply(pod, LV,
+                new IoLimits(OptionalLong.of(0), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
+        assertThrows(DriverException.InvalidArgument.class, () -> writer.apply(pod, LV,
+                new IoLimits(OptionalLong.empty(), OptionalLong.empty(), OptionalLong.of(1L << 32),
+                        OptionalLong.empty())));
+    }
+
+    @Test
+    void removingFromAPodCgroupThatIsGoneIsFine() throws IOException {
+        Path pod = v2Pod();
+        Files.delete(pod.resolve("io.max"));
+        Files.delete(pod);
+        new CgroupLimitsWriter(root).remove(pod, LV);
+    }
+}

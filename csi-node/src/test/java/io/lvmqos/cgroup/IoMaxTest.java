@@ -1,0 +1,55 @@
+package io.lvmqos.cgroup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.volume.IoLimits;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+
+class IoMaxTest {
+
+    static final DeviceNumber LV = new DeviceNumber(253, 300);
+
+    @Test
+    void writesAllFourKeysWithMaxForUnlimited() {
+        IoLimits limits = new IoLimits(OptionalLong.of(2097152), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.of(200));
+        assertEquals("253:300 rbps=2097152 wbps=max riops=max wiops=200", IoMax.line(LV, limits));
+    }
+
+    @Test
+    void removingIsAllMax() {
+        assertEquals("253:300 rbps=max wbps=max riops=max wiops=max", IoMax.line(LV, IoLimits.NONE));
+    }
+
+    @Test
+    void parsesTheKernelsLinesPerDevice() {
+        Map<DeviceNumber, IoLimits> parsed = IoMax.parse("""
+                8:16 rbps=2097152 wbps=max riops=max wiops=120
+                253:300 rbps=max wbps=4194304 riops=1000 wiops=max
+                """);
+        assertEquals(new IoLimits(OptionalLong.of(2097152), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.of(120)), parsed.get(new DeviceNumber(8, 16)));
+        assertEquals(new IoLimits(OptionalLong.empty(), OptionalLong.of(4194304), OptionalLong.of(1000),
+                OptionalLong.empty()), parsed.get(LV));
+    }
+
+    @Test
+    void ignoresKeysItDoesNotKnow() {
+        assertEquals(IoLimits.NONE, IoMax.parse("7:0 rbps=max wbps=max riops=max wiops=max rlat=10\n")
+                .get(new DeviceNumber(7, 0)));
+    }
+
+    @Test
+    void anEmptyFileHasNoDevices() {
+        assertEquals(Map.of(), IoMax.parse(""));
+    }
+
+    @Test
+    void parsesV1ThrottleFiles() {
+        assertEquals(Map.of(new DeviceNumber(7, 0), 2097152L, new DeviceNumber(8, 0), 10L),
+                BlkioThrottle.parse("7:0 2097152\n8:0 10\n"));
+    }
+}

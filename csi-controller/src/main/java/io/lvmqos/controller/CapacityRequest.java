@@ -43,6 +43,9 @@ record CapacityRequest(long requiredBytes, long limitBytes) {
     }
 
     private static long roundUp(long bytes, long unit) {
+        if (bytes > Long.MAX_VALUE - unit) {
+            throw DriverException.outOfRange(bytes + " bytes cannot be rounded up to whole " + unit + "-byte extents");
+        }
         return Math.max(1, (bytes + unit - 1) / unit) * unit;
     }
 }

@@ -75,7 +75,16 @@ public final class CommandRunner {
                 throw DriverException.deadlineExceeded(
                         command.display() + " did not finish within " + timeout.toMillis() + " ms and was killed");
             }
-            CommandResult result = new CommandResult(command, process.exitValue(), stdout.get(), stderr.get());
+            // a background child of the command may still hold the pipes open: bound that wait too
+            long left = Math.max(0, timeout.toNanos() - (System.nanoTime() - started));
+            CommandResult result;
+            try {
+                result = new CommandResult(command, process.exitValue(), stdout.get(left, TimeUnit.NANOSECONDS),
+                        stderr.get(Math.max(0, timeout.toNanos() - (System.nanoTime() - started)), TimeUnit.NANOSECONDS));
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw DriverException.deadlineExceeded(command.display() + " exited, but a process it started kept its "
+                        + "output open past the " + timeout.toMillis() + " ms timeout");
+            }
             if (log.isDebugEnabled()) {
                 log.debug("{} exited {} in {} ms", command.display(), result.exitCode(),
                         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));

@@ -31,10 +31,15 @@ final class LvmReport {
 
     static List<LogicalVolume> logicalVolumes(String json) {
         List<LogicalVolume> volumes = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
         for (JsonNode row : rows(json, "lv")) {
             String name = row.path("lv_name").asText();
             if (name.startsWith("[")) {
                 continue; // hidden internals of pools and mirrors
+            }
+            // seg_type and zero are segment fields: an LV extended into a second segment has two rows
+            if (!seen.add(row.path("vg_name").asText() + "/" + name)) {
+                continue;
             }
             String attr = row.path("lv_attr").asText();
             volumes.add(new LogicalVolume(

@@ -60,7 +60,9 @@ public sealed interface Limit {
         public OptionalLong forSize(long sizeBytes) {
             BigDecimal scaled = perGiB.multiply(BigDecimal.valueOf(sizeBytes))
                     .divide(BigDecimal.valueOf(GIB), 0, RoundingMode.FLOOR);
-            return OptionalLong.of(Math.max(1L, scaled.longValueExact()));
+            // beyond any device's speed anyway: saturate rather than overflow
+            long value = scaled.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0 ? Long.MAX_VALUE : scaled.longValue();
+            return OptionalLong.of(Math.max(1L, value));
         }
 
         @Override

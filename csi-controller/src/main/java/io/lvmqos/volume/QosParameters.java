@@ -76,7 +76,12 @@ public final class QosParameters {
     private static Limit iops(Map<String, String> parameters, String key) {
         return value(parameters, key).map(text -> {
             BigDecimal value = positive(key, text, "a whole number of operations per second such as 300 or 2k");
-            return (Limit) new Limit.Fixed(integral(key, text, value, "I/O operations per second"));
+            long iops = integral(key, text, value, "I/O operations per second");
+            if (iops > QosSpec.MAX_IOPS) {
+                throw DriverException.invalidArgument("parameter " + key + "=\"" + text + "\" is above the kernel's "
+                        + "largest IOPS limit, " + QosSpec.MAX_IOPS);
+            }
+            return (Limit) new Limit.Fixed(iops);
         }).orElse(Limit.UNLIMITED);
     }
 
@@ -101,11 +106,14 @@ public final class QosParameters {
     }
 
     private static long integral(String key, String text, BigDecimal value, String unit) {
-        try {
-            return value.stripTrailingZeros().longValueExact();
-        } catch (ArithmeticException e) {
+        if (value.stripTrailingZeros().scale() > 0) {
             throw DriverException.invalidArgument(
                     "parameter " + key + "=\"" + text + "\" must be a whole number of " + unit);
+        }
+        try {
+            return value.longValueExact();
+        } catch (ArithmeticException e) {
+            throw DriverException.invalidArgument("parameter " + key + "=\"" + text + "\" is too large");
         }
     }
 }

@@ -16,9 +16,16 @@ public record QosSpec(Limit readBps, Limit writeBps, Limit readIops, Limit write
         Objects.requireNonNull(writeIops);
     }
 
+    /** The largest IOPS limit the kernel takes (io.max and blkio keep IOPS in 32 bits). */
+    public static final long MAX_IOPS = 0xffff_fffeL;
+
     public IoLimits forSize(long sizeBytes) {
         return new IoLimits(readBps.forSize(sizeBytes), writeBps.forSize(sizeBytes),
-                readIops.forSize(sizeBytes), writeIops.forSize(sizeBytes));
+                capIops(readIops.forSize(sizeBytes)), capIops(writeIops.forSize(sizeBytes)));
+    }
+
+    private static java.util.OptionalLong capIops(java.util.OptionalLong iops) {
+        return iops.isPresent() && iops.getAsLong() > MAX_IOPS ? java.util.OptionalLong.of(MAX_IOPS) : iops;
     }
 
     public boolean isUnlimited() {

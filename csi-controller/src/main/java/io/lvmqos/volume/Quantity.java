@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 public final class Quantity {
 
     private static final Pattern FORMAT =
-            Pattern.compile("^([+]?[0-9]+(?:\\.[0-9]*)?|[+]?\\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m|[eE][+-]?[0-9]+)?$");
+            Pattern.compile("^([+]?[0-9]+(?:\\.[0-9]*)?|[+]?\\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m|[eE][+-]?[0-9]{1,3})?$");
     private static final Map<String, BigDecimal> SUFFIXES = Map.ofEntries(
             Map.entry("Ki", BigDecimal.valueOf(1L << 10)),
             Map.entry("Mi", BigDecimal.valueOf(1L << 20)),
@@ -43,7 +43,7 @@ public final class Quantity {
         if (suffix == null) {
             return Optional.of(number);
         }
-        if (suffix.startsWith("e") || suffix.startsWith("E")) {
+        if (suffix.length() > 1 && (suffix.charAt(0) == 'e' || suffix.charAt(0) == 'E') && suffix.charAt(1) != 'i') {
             int exponent = Integer.parseInt(suffix.substring(1));
             if (Math.abs(exponent) > 30) {
                 return Optional.empty();

@@ -1,0 +1,264 @@
+package io.lvmqos.exec;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Context;
+import io.lvmqos.errors.DriverException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs real programs of this machine; /bin/sh here is the test's tool for making a child misbehave. */
+class CommandRunnerTest {
+
+    static final Duration GENEROUS = Duration.ofSeconds(10);
+    static final Path SH = Path.of("/bin/sh");
+    static final ScheduledExecutorService SCHEDULER = Executors.newSingleThreadScheduledExecutor();
+
+    final CommandRunner runner = new CommandRunner();
+
+    @TempDir
+    Path dir;
+
+    @AfterAll
+    static void stopScheduler() {
+        SCHEDULER.shutdownNow();
+    }
+
+    static Command sh(Duration timeout, String script) {
+        return Command.of(SH, timeout, "-c", script);
+    }
+
+    static Set<Long> liveChildren() {
+        return ProcessHandle.current().children().filter(ProcessHandle::isAlive).map(ProcessHandle::pid)
+                .collect(Collectors.toSet());
+    }
+
+    /** Gone: no such process, or a zombie waiting for a reaper that is not ours. */
+    static boolean gone(long pid) {
+        if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+            try {
+                String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+                return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+            } catch (IOException e) {
+                return true;
+            }
+        }
+        return true;
+    }
+
+    static boolean goneWithin(long pid, Duration wait) throws InterruptedException {
+        long until = System.nanoTime() + wait.toNanos();
+        while (!gone(pid) && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        return gone(pid);
+    }
+
+    static long pidIn(Path file) throws IOException, InterruptedException {
+        for (int i = 0; i < 100 && (!Files.exists(file) || Files.readString(file).isBlank()); i++) {
+            Thread.sleep(10);
+        }
+        return Long.parseLong(Files.readString(file).strip());
+    }
+
+    @Test
+    void aProgramThatSucceedsExitsZero() {
+        CommandResult result = runner.run(Command.of(Path.of("/bin/true"), GENEROUS));
+        assertEquals(0, result.exitCode());
+        assertTrue(result.succeeded());
+    }
+
+    @Test
+    void aProgramThatFailsKeepsItsExitCode() {
+        CommandResult result = runner.run(Command.of(Path.of("/bin/false"), GENEROUS));
+        assertEquals(1, result.exitCode());
+        assertFalse(result.succeeded());
+    }
+
+    @Test
+    void argumentsArePassedAsTheyAre() {
+        CommandResult result = runner.run(Command.of(Path.of("/bin/echo"), GENEROUS, "hello", "two words", "$HOME", "*"));
+        assertEquals("hello two words $HOME *\n", result.stdout());
+        assertEquals("", result.stderr());
+    }
+
+    @Test
+    void bothStreamsAndTheExitCodeAreCaptured() {
+        CommandResult result = runner.run(sh(GENEROUS, "echo out; echo err >&2; exit 3"));
+        assertEquals(3, result.exitCode());
+        assertEquals("out\n", result.stdout());
+        assertEquals("err\n", result.stderr());
+    }
+
+    @Test
+    void largeOutputOnBothStreamsDoesNotBlockTheChild() {
+        CommandResult result = assertTimeoutPreemptively(GENEROUS,
+                () -> runner.run(sh(GENEROUS, "seq 1 100000 >&2; seq 1 100000")));
+        assertEquals(0, result.exitCode());
+        assertTrue(result.stdout().endsWith("\n100000\n"));
+        assertEquals(result.stdout(), result.stderr());
+    }
+
+    @Test
+    void theChildRunsInTheCLocale() {
+        List<String> environment = runner.run(Command.of(Path.of("/usr/bin/env"), GENEROUS)).stdout().lines().toList();
+        assertTrue(environment.contains("LC_ALL=C"), environment.toString());
+    }
+
+    @Test
+    void extraEnvironmentReachesTheChild() {
+        CommandRunner configured = new CommandRunner(Map.of("LVM_SYSTEM_DIR", "/etc/lvmqos/lvm"));
+        List<String> environment = configured.run(Command.of(Path.of("/usr/bin/env"), GENEROUS)).stdout().lines()
+                .toList();
+        assertTrue(environment.contains("LVM_SYSTEM_DIR=/etc/lvmqos/lvm"), environment.toString());
+    }
+
+    @Test
+    void theChildReadsAnEmptyStandardInput() {
+        CommandResult result = assertTimeoutPreemptively(GENEROUS,
+                () -> runner.run(Command.of(Path.of("/bin/cat"), GENEROUS)));
+        assertEquals("", result.stdout());
+    }
+
+    @Test
+    void aChildPastItsTimeoutIsAbortedAsDeadlineExceeded() {
+        long started = System.nanoTime();
+        assertThrows(DriverException.DeadlineExceeded.class,
+                () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofMillis(200), "30")));
+        assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
+    }
+
+    @Test
+    void aChildPastItsTimeoutIsKilled() {
+        Set<Long> before = liveChildren();
+        assertThrows(DriverException.DeadlineExceeded.class,
+                () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofMillis(200), "30")));
+        Set<Long> after = liveChildren();
+        after.removeAll(before);
+        assertEquals(Set.of(), after);
+    }
+
+    @Test
+    void aChildPastItsTimeoutIsKilledByPid() throws Exception {
+        Path pidFile = dir.resolve("pid");
+        assertThrows(DriverException.DeadlineExceeded.class,
+                () -> runner.run(sh(Duration.ofMillis(300), "echo $$ > " + pidFile + "; exec /bin/sleep 30")));
+        assertTrue(goneWithin(pidIn(pidFile), Duration.ofSeconds(2)));
+    }
+
+    @Test
+    void theChildsDescendantsAreKilledToo() throws Exception {
+        Path pidFile = dir.resolve("pid");
+        assertThrows(DriverException.DeadlineExceeded.class,
+                () -> runner.run(sh(Duration.ofMillis(300), "/bin/sleep 30 & echo $! > " + pidFile + "; wait")));
+        assertTrue(goneWithin(pidIn(pidFile), Duration.ofSeconds(2)));
+    }
+
+    @Test
+    void theDeadlineMessageNamesTheCommand() {
+        DriverException e = assertThrows(DriverException.DeadlineExceeded.class,
+                () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofMillis(100), "30")));
+        assertTrue(e.getMessage().contains("/bin/sleep 30"), e.getMessage());
+    }
+
+    @Test
+    void aShorterGrpcDeadlineWinsOverTheCommandTimeout() {
+        Context.CancellableContext context = Context.current().withDeadlineAfter(200, TimeUnit.MILLISECONDS, SCHEDULER);
+        try {
+            long started = System.nanoTime();
+            assertThrows(DriverException.DeadlineExceeded.class, () -> context.call(
+                    () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofSeconds(30), "30"))));
+            assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
+        } finally {
+            context.cancel(null);
+        }
+    }
+
+    @Test
+    void aLongerGrpcDeadlineLeavesTheCommandTimeoutInForce() throws Exception {
+        Context.CancellableContext context = Context.current().withDeadlineAfter(30, TimeUnit.SECONDS, SCHEDULER);
+        try {
+            long started = System.nanoTime();
+            assertThrows(DriverException.DeadlineExceeded.class, () -> context.call(
+                    () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofMillis(200), "30"))));
+            assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
+        } finally {
+            context.cancel(null);
+        }
+    }
+
+    @Test
+    void aGrpcDeadlineAlreadyPassedRunsNothing() {
+        Path marker = dir.resolve("ran");
+        Context.CancellableContext context = Context.current().withDeadlineAfter(-1, TimeUnit.SECONDS, SCHEDULER);
+        try {
+            assertThrows(DriverException.DeadlineExceeded.class, () -> context.call(
+                    () -> runner.run(Command.of(Path.of("/usr/bin/touch"), GENEROUS, marker.toString()))));
+            assertFalse(Files.exists(marker));
+        } finally {
+            context.cancel(null);
+        }
+    }
+
+    @Test
+    void aMissingProgramIsAFailedPrecondition() {
+        DriverException e = assertThrows(DriverException.FailedPrecondition.class,
+                () -> runner.run(Command.of(dir.resolve("no-such-program"), GENEROUS)));
+        assertTrue(e.getMessage().contains("no-such-program"), e.getMessage());
+    }
+
+    @Test
+    void runCheckedReturnsTheResultOfASuccess() {
+        assertEquals("ok\n", runner.runChecked(Command.of(Path.of("/bin/echo"), GENEROUS, "ok")).stdout());
+    }
+
+    @Test
+    void runCheckedFailsWithTheChildsOwnWords() {
+        DriverException e = assertThrows(DriverException.Internal.class,
+                () -> runner.runChecked(sh(GENEROUS, "echo 'disk on fire' >&2; exit 4")));
+        assertTrue(e.getMessage().contains("disk on fire") && e.getMessage().contains("exit 4"), e.getMessage());
+    }
+
+    @Test
+    void locateFindsASystemProgramAsAnAbsolutePath() {
+        Path sh = CommandRunner.locate("sh");
+        assertTrue(sh.isAbsolute() && Files.isExecutable(sh), sh.toString());
+    }
+
+    @Test
+    void locateRefusesAProgramThatIsNotInstalled() {
+        assertThrows(DriverException.FailedPrecondition.class, () -> CommandRunner.locate("lvmqos-no-such-program"));
+    }
+
+    @Test
+    void aDescendantHoldingTheOutputOpenDoesNotOutliveTheTimeout() throws Exception {
+        Path pidFile = dir.resolve("pid");
+        try {
+            assertTimeoutPreemptively(Duration.ofSeconds(3), () -> {
+                try {
+                    runner.run(sh(Duration.ofSeconds(1), "/bin/sleep 10 & echo $! > " + pidFile + "; /bin/sleep 0.2"));
+                } catch (DriverException.DeadlineExceeded acceptable) {
+                    // a result or DeadlineExceeded are both fine, as long as it comes within the timeout
+                }
+            });
+        } finally {
+            ProcessHandle.of(pidIn(pidFile)).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+}

@@ -22,7 +22,9 @@ public final class DriverProcess implements AutoCloseable {
     }
 
     public static Path jar() {
-        Path jar = Path.of(System.getProperty("lvmqos.jar", "../csi-node/target/lvmqos.jar")).toAbsolutePath().normalize();
+        String configured = System.getProperty("lvmqos.jar", System.getenv().getOrDefault("LVMQOS_JAR",
+                "../csi-node/target/lvmqos.jar"));
+        Path jar = Path.of(configured).toAbsolutePath().normalize();
         if (!Files.isRegularFile(jar)) {
             throw new AssertionError("driver jar " + jar + " is missing: run mvn package first");
         }
@@ -35,7 +37,8 @@ public final class DriverProcess implements AutoCloseable {
 
     /** The JVM flags shipped in deploy/jvm.options (one per line, # comments). */
     public static List<String> shippedJvmFlags() throws IOException {
-        Path options = Path.of(System.getProperty("lvmqos.jvmOptions", "../deploy/jvm.options")).toAbsolutePath();
+        // the jar sits at <repository>/csi-node/target/lvmqos.jar
+        Path options = jar().getParent().getParent().getParent().resolve("deploy").resolve("jvm.options");
         List<String> flags = new ArrayList<>();
         for (String line : Files.readAllLines(options)) {
             String flag = line.strip();

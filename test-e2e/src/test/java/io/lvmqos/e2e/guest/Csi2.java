@@ -1,0 +1,53 @@
+package io.lvmqos.e2e.guest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import csi.v1.Csi;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.Map;
+import org.junit.jupiter.api.function.Executable;
+
+/** Request builders and assertions shared by the guest checks. */
+final class Csi2 {
+
+    static final long MIB = 1L << 20;
+    static final long GIB = 1L << 30;
+
+    private Csi2() {
+    }
+
+    static Csi.VolumeCapability mount(String fsType, Csi.VolumeCapability.AccessMode.Mode mode) {
+        return Csi.VolumeCapability.newBuilder()
+                .setMount(Csi.VolumeCapability.MountVolume.newBuilder().setFsType(fsType))
+                .setAccessMode(Csi.VolumeCapability.AccessMode.newBuilder().setMode(mode))
+                .build();
+    }
+
+    static Csi.VolumeCapability mount() {
+        return mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER);
+    }
+
+    static Csi.VolumeCapability block() {
+        return Csi.VolumeCapability.newBuilder()
+                .setBlock(Csi.VolumeCapability.BlockVolume.getDefaultInstance())
+                .setAccessMode(Csi.VolumeCapability.AccessMode.newBuilder()
+                        .setMode(Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
+                .build();
+    }
+
+    static Csi.CreateVolumeRequest.Builder create(String name, long bytes, Map<String, String> parameters) {
+        return Csi.CreateVolumeRequest.newBuilder()
+                .setName(name)
+                .setCapacityRange(Csi.CapacityRange.newBuilder().setRequiredBytes(bytes))
+                .addVolumeCapabilities(mount())
+                .putAllParameters(parameters);
+    }
+
+    static StatusRuntimeException expectCode(Status.Code code, Executable call) {
+        StatusRuntimeException failure = assertThrows(StatusRuntimeException.class, call);
+        assertEquals(code, failure.getStatus().getCode(), failure.getStatus().toString());
+        return failure;
+    }
+}

@@ -1,0 +1,101 @@
+package io.lvmqos.e2e.guest;
+
+import static io.lvmqos.e2e.uml.GuestCommand.ok;
+
+import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.DriverProcess;
+import io.lvmqos.e2e.uml.GuestCommand;
+import io.lvmqos.e2e.uml.GuestEnv;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The driver running inside the guest as the node plugin would: its own process, the shipped JVM
+ * flags, a kubelet directory that is a shared mount (as /var/lib/kubelet is under Bidirectional
+ * propagation), the guest's volume groups and cgroup tree.
+ */
+public final class GuestDriver implements AutoCloseable {
+
+    public static final String NODE = "guest-node";
+    public static final Path KUBELET = Path.of("/run/kubelet");
+    public static final Path SOCKET = Path.of("/run/lvmqos/csi.sock");
+
+    private DriverProcess process;
+    private CsiClient client;
+    private final List<String> extraArgs;
+
+    private GuestDriver(List<String> extraArgs) {
+        this.extraArgs = List.copyOf(extraArgs);
+    }
+
+    public static GuestDriver start(String... extraArgs) throws Exception {
+        prepareKubeletDir();
+        GuestDriver driver = new GuestDriver(List.of(extraArgs));
+        driver.launch();
+        return driver;
+    }
+
+    /** A tmpfs of its own, made rshared: mounts below it propagate to every peer and slave. */
+    static void prepareKubeletDir() throws IOException {
+        if (!Files.isDirectory(KUBELET)) {
+            Files.createDirectories(KUBELET);
+        }
+        if (!GuestCommand.run("mountpoint", "-q", KUBELET.toString()).succeeded()) {
+            ok("mount", "-t", "tmpfs", "-o", "size=64m", "kubelet", KUBELET.toString());
+            ok("mount", "--make-rshared", KUBELET.toString());
+        }
+    }
+
+    private void launch() throws Exception {
+        List<String> args = new ArrayList<>(List.of("--node-id", NODE, "--kubelet-dir", KUBELET.toString(),
+                "--cgroup-root", GuestEnv.cgroupRoot().toString()));
+        for (String vg : GuestEnv.volumeGroups()) {
+            args.add("--volume-group");
+            args.add(vg);
+        }
+        args.addAll(extraArgs);
+        Files.createDirectories(SOCKET.getParent());
+        Files.deleteIfExists(SOCKET);
+        process = DriverProcess.start(SOCKET, Path.of("/run/lvmqos/driver.log"), DriverProcess.shippedJvmFlags(),
+                args.toArray(String[]::new));
+        CsiClient.awaitSocket(SOCKET, Duration.ofSeconds(120));
+        client = CsiClient.connect(SOCKET);
+    }
+
+    public CsiClient client() {
+        return client;
+    }
+
+    public DriverProcess process() {
+        return process;
+    }
+
+    /** SIGKILL, as a crash or an OOM kill would end it. */
+    public void kill() throws Exception {
+        client.close();
+        process.process().destroyForcibly().waitFor();
+    }
+
+    public void restart() throws Exception {
+        close();
+        launch();
+    }
+
+    public String log() throws IOException {
+        return process.log();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (client != null) {
+            client.close();
+        }
+        if (process != null && process.process().isAlive()) {
+            process.terminate(Duration.ofSeconds(20));
+        }
+    }
+}

@@ -1,0 +1,616 @@
+package io.lvmqos.e2e.uml;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import io.lvmqos.e2e.uml.UmlGuestException.Failure;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A user-mode-Linux guest for real-kernel tests: a real 6.1 kernel with device-mapper, LVM and cgroup
+ * v2 io, run as a host process. The guest's root is the host's {@code /} read-only, so the host's JDK,
+ * lvm2 and the test classpath are all there; its disks are sparse files in a fresh run directory.
+ *
+ * <p>{@link #run()} boots the guest; the init script (resource {@code uml/init.sh}) loads the
+ * device-mapper modules, configures LVM, creates the volume groups, mounts the cgroup hierarchy, runs
+ * the payload with {@code sh -c} and halts. Every way that can go wrong is a {@link UmlGuestException}
+ * saying which part failed; a payload that ran comes back as a {@link GuestRun} with its exit code.
+ *
+ * <pre>{@code
+ * GuestRun run = UmlGuest.builder()
+ *         .disk("4G")
+ *         .volumeGroup("lvmqos", 0)
+ *         .thinPool("lvmqos", "thinpool", "2G")
+ *         .payload("lvm lvs")
+ *         .build()
+ *         .run()
+ *         .requireSuccess();
+ * }</pre>
+ */
+public final class UmlGuest {
+    public static final String DEFAULT_MEMORY = "1536M";
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+    public static final String DEFAULT_CGROUP_ROOT = "/sys/fs/cgroup";
+    /** Set to 1 to skip (not pass) every guest test, on a machine that cannot run them. */
+    public static final String SKIP_VARIABLE = "LVMQOS_SKIP_UML";
+    /** System property: where run directories go. */
+    public static final String RUN_DIR_PROPERTY = "lvmqos.runDir";
+    /** System property: true copies the guest's console to standard output as it runs. */
+    public static final String ECHO_PROPERTY = "lvmqos.uml.echo";
+
+    static final int CONSOLE_TAIL_LINES = 60;
+
+    // UML's ubd driver has 16 devices, ubd0..ubd15 (/dev/ubda..ubdp).
+    private static final int MAX_DISKS = 16;
+    private static final Pattern MEMORY = Pattern.compile("\\d+[KMG]");
+    private static final Pattern DISK_SIZE = Pattern.compile("(\\d+)([KMGT]?)");
+    private static final Pattern LVM_NAME = Pattern.compile("[A-Za-z0-9+_.][A-Za-z0-9+_.-]*");
+    private static final Pattern LVM_SIZE = Pattern.compile("\\d+(\\.\\d+)?[bBsSkKmMgGtTpPeE]?|\\d+%(VG|FREE|PVS)");
+    private static final Pattern MODULE = Pattern.compile("[A-Za-z0-9_-]+");
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    // The run directory reaches the kernel's command line (split at blanks) and ubd options (split at
+    // ',' and ':'): keep its path to characters that need no quoting anywhere.
+    private static final Pattern SAFE_PATH = Pattern.compile("[A-Za-z0-9/._+-]+");
+    // The guest mounts its own file systems over these, hiding the host's.
+    private static final List<Path> HIDDEN_IN_GUEST =
+            Stream.of("/tmp", "/run", "/dev", "/proc", "/sys").map(Path::of).toList();
+    private static final List<Path> GUEST_SBIN =
+            Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
+
+    /** A volume group init creates on the given disks (indexes into the builder's disks). */
+    public record VolumeGroup(String name, List<Integer> disks, Optional<ThinPool> thinPool) {
+        public VolumeGroup {
+            requireMatch(LVM_NAME, name, "volume group name");
+            disks = List.copyOf(disks);
+            Objects.requireNonNull(thinPool);
+        }
+    }
+
+    /** A thin pool: {@code size} is an lvcreate size ({@code 2G}) or extents share ({@code 90%FREE}). */
+    public record ThinPool(String name, String size) {
+        public ThinPool {
+            requireMatch(LVM_NAME, name, "thin pool name");
+            requireMatch(LVM_SIZE, size, "thin pool size");
+        }
+    }
+
+    private final String name;
+    private final String memory;
+    private final List<Long> diskSizes;
+    private final List<VolumeGroup> volumeGroups;
+    private final CgroupMode cgroupMode;
+    private final String cgroupRoot;
+    private final List<String> extraModules;
+    private final String payload;
+    private final Map<String, String> environment;
+    private final Duration timeout;
+    private final boolean keepDisks;
+
+    private UmlGuest(Builder builder) {
+        this.name = builder.name;
+        this.memory = builder.memory;
+        this.diskSizes = List.copyOf(builder.diskSizes);
+        this.volumeGroups = List.copyOf(builder.volumeGroups.values());
+        this.cgroupMode = builder.cgroupMode;
+        this.cgroupRoot = builder.cgroupRoot;
+        this.extraModules = List.copyOf(builder.extraModules);
+        this.payload = builder.payload;
+        this.environment = Map.copyOf(builder.environment);
+        this.timeout = builder.timeout;
+        this.keepDisks = builder.keepDisks;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Boots the guest, runs the payload, and returns once the guest has halted and every host process
+     * of it is gone.
+     *
+     * @throws UmlGuestException if the guest did not get as far as the payload's exit code, or the
+     *     payload outran the timeout
+     */
+    public GuestRun run() {
+        checkPrerequisites();
+        Path runDir = createRunDir();
+        try {
+            prepare(runDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot prepare the run directory " + runDir, e);
+        }
+        long started = System.nanoTime();
+        UmlProcess uml;
+        try {
+            uml = UmlProcess.start(command(runDir), signature(runDir), runDir.resolve("console.log"),
+                    Boolean.getBoolean(ECHO_PROPERTY));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start linux.uml", e);
+        }
+        boolean exited;
+        try {
+            exited = uml.awaitExit(timeout);
+        } finally {
+            uml.close(); // kills a guest that outran the timeout, and any straggler of one that did not
+        }
+        int umlExit = exited ? uml.exitValue() : -1;
+        List<String> console = uml.console();
+        Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
+        GuestRun run = verdict(runDir, console, exited, umlExit, wallTime);
+        if (!keepDisks) {
+            deleteDisks(runDir);
+        }
+        return run;
+    }
+
+    /**
+     * Host processes of the guest that ran in {@code runDir} that are still alive: none, once
+     * {@link #run()} has returned or thrown.
+     */
+    public static List<ProcessHandle> processesOf(Path runDir) {
+        return UmlProcess.processesWith(signature(runDir));
+    }
+
+    /** Quotes one word for a POSIX shell: {@code it's} becomes {@code 'it'\''s'}. */
+    public static String shellQuote(String word) {
+        if (word.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("a shell word cannot hold a NUL character");
+        }
+        return "'" + word.replace("'", "'\\''") + "'";
+    }
+
+    static String tail(String text, int lines) {
+        List<String> all = text.lines().toList();
+        return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    }
+
+    // --- the run ---
+
+    private void checkPrerequisites() {
+        if ("1".equals(System.getenv(SKIP_VARIABLE))) {
+            Assumptions.abort(SKIP_VARIABLE + "=1: real-kernel guest tests skipped on purpose");
+        }
+        List<String> missing = new ArrayList<>();
+        if (!isRoot()) {
+            missing.add("not root: the guest's root acts on the host's files (hostfs) with the host user's"
+                    + " rights, so only a root host user gives it a real root; run as root, or set "
+                    + SKIP_VARIABLE + "=1 to skip these tests explicitly");
+        }
+        if (findOnPath("linux.uml").isEmpty()) {
+            missing.add("linux.uml not found on PATH: apt-get install user-mode-linux");
+        }
+        // The guest runs with its own PATH over the host's files: look where it will look.
+        if (findIn(GUEST_SBIN, "insmod").isEmpty()) {
+            missing.add("insmod not found (the guest loads device-mapper with it): apt-get install kmod");
+        }
+        if (findIn(GUEST_SBIN, "lvm").isEmpty()) {
+            missing.add("lvm not found: apt-get install lvm2");
+        }
+        boolean thinPools = volumeGroups.stream().anyMatch(vg -> vg.thinPool().isPresent());
+        if (thinPools && findIn(GUEST_SBIN, "thin_check").isEmpty()) {
+            missing.add("thin_check not found (LVM runs it to activate thin pools): apt-get install thin-provisioning-tools");
+        }
+        if (!missing.isEmpty()) {
+            throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
+        }
+    }
+
+    private Path createRunDir() {
+        Path base = Path.of(System.getProperty(RUN_DIR_PROPERTY, "target/uml-runs")).toAbsolutePath().normalize();
+        if (HIDDEN_IN_GUEST.stream().anyMatch(base::startsWith)) {
+            throw new IllegalStateException(RUN_DIR_PROPERTY + "=" + base + " is under a directory the guest"
+                    + " mounts its own file system on, so the guest could not see it; choose another");
+        }
+        requireMatch(SAFE_PATH, base.toString(), RUN_DIR_PROPERTY);
+        String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+        String random = "%06x".formatted(ThreadLocalRandom.current().nextInt(1 << 24));
+        Path runDir = base.resolve(name + "-" + stamp + "-" + random);
+        try {
+            Files.createDirectories(runDir.resolve("out"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the run directory " + runDir, e);
+        }
+        return runDir;
+    }
+
+    private void prepare(Path runDir) throws IOException {
+        for (int i = 0; i < diskSizes.size(); i++) {
+            // Sparse: a 4 GiB disk costs only the blocks the guest writes.
+            try (RandomAccessFile disk = new RandomAccessFile(diskImage(runDir, i).toFile(), "rw")) {
+                disk.setLength(diskSizes.get(i));
+            }
+        }
+        // The kernel execs init, so it must be a file with the execute bit; a classpath resource is neither.
+        Path init = runDir.resolve("init.sh");
+        try (InputStream script = UmlGuest.class.getResourceAsStream("/uml/init.sh")) {
+            if (script == null) {
+                throw new IllegalStateException("resource /uml/init.sh is missing from the test classpath");
+            }
+            Files.copy(script, init, StandardCopyOption.REPLACE_EXISTING);
+        }
+        Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
+        Files.writeString(runDir.resolve("params.sh"), shellAssignments(parameters(runDir), ""), UTF_8);
+        Files.writeString(runDir.resolve("payload-env.sh"), shellAssignments(payloadEnvironment(), "export "), UTF_8);
+    }
+
+    /** What init reads from params.sh; the names init also exports come from {@link GuestEnv}. */
+    private Map<String, String> parameters(Path runDir) {
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put(GuestEnv.RUN_DIR, runDir.toString());
+        params.put(GuestEnv.OUT, runDir.resolve("out").toString());
+        params.put(GuestEnv.DISKS, IntStream.range(0, diskSizes.size())
+                .mapToObj(UmlGuest::guestDevice).collect(Collectors.joining(" ")));
+        params.put(GuestEnv.VGS, volumeGroups.stream().map(VolumeGroup::name).collect(Collectors.joining(" ")));
+        params.put(GuestEnv.VG, volumeGroups.isEmpty() ? "" : volumeGroups.getFirst().name());
+        params.put(GuestEnv.THIN_POOL, volumeGroups.isEmpty() ? ""
+                : volumeGroups.getFirst().thinPool().map(ThinPool::name).orElse(""));
+        params.put(GuestEnv.THIN_POOLS, volumeGroups.stream()
+                .flatMap(vg -> vg.thinPool().stream().map(pool -> vg.name() + "/" + pool.name()))
+                .collect(Collectors.joining(" ")));
+        params.put("LVMQOS_VG_COUNT", Integer.toString(volumeGroups.size()));
+        for (int i = 0; i < volumeGroups.size(); i++) {
+            VolumeGroup vg = volumeGroups.get(i);
+            String prefix = "LVMQOS_VG_" + i + "_";
+            params.put(prefix + "NAME", vg.name());
+            params.put(prefix + "PVS", vg.disks().stream().map(UmlGuest::guestDevice).collect(Collectors.joining(" ")));
+            params.put(prefix + "THIN_POOL", vg.thinPool().map(ThinPool::name).orElse(""));
+            params.put(prefix + "THIN_POOL_SIZE", vg.thinPool().map(ThinPool::size).orElse(""));
+        }
+        params.put(GuestEnv.CGROUP_MODE, cgroupMode.guestName());
+        params.put(GuestEnv.CGROUP_ROOT, cgroupRoot);
+        params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
+        params.put("LVMQOS_PAYLOAD", payload);
+        params.put("LVMQOS_PAYLOAD_ENV", runDir.resolve("payload-env.sh").toString());
+        return params;
+    }
+
+    private Map<String, String> payloadEnvironment() {
+        Map<String, String> env = new LinkedHashMap<>();
+        String driverJar = System.getProperty("lvmqos.jar");
+        if (driverJar != null) {
+            env.put(GuestEnv.DRIVER_JAR, driverJar);
+        }
+        env.putAll(environment);
+        return env;
+    }
+
+    private static String shellAssignments(Map<String, String> values, String prefix) {
+        return values.entrySet().stream()
+                .map(entry -> prefix + entry.getKey() + "=" + shellQuote(entry.getValue()) + "\n")
+                .collect(Collectors.joining());
+    }
+
+    private List<String> command(Path runDir) {
+        List<String> command = new ArrayList<>(List.of(
+                "linux.uml",
+                "mem=" + memory,
+                "rootfstype=hostfs",
+                "rootflags=/",
+                "ro",
+                "init=" + runDir.resolve("init.sh")));
+        for (int i = 0; i < diskSizes.size(); i++) {
+            command.add("ubd" + i + "=" + diskImage(runDir, i));
+        }
+        command.addAll(List.of(
+                // The guest's first console on this process's stdin and stdout; no other consoles.
+                "con=null",
+                "con0=fd:0,fd:1",
+                // UML's pid file and management socket go in the run directory, not in ~/.uml, where a
+                // killed guest would leave them behind.
+                "uml_dir=" + runDir.resolve("uml"),
+                "umid=guest",
+                // An unknown key=value of the kernel command line reaches init as an environment variable.
+                "LVMQOS_PARAMS=" + runDir.resolve("params.sh")));
+        return command;
+    }
+
+    /** Unique to this run's UML processes, which all share the command line that holds it. */
+    private static String signature(Path runDir) {
+        return "init=" + runDir.resolve("init.sh");
+    }
+
+    private GuestRun verdict(Path runDir, List<String> console, boolean exited, int umlExit, Duration wallTime) {
+        StageLog stages = StageLog.parse(console);
+        String consoleText = String.join("\n", console);
+        Path outDir = runDir.resolve("out");
+        Optional<Integer> exitCode = readExitCode(outDir);
+
+        Optional<StageLog.Marker> failed = stages.failure();
+        if (failed.isPresent()) {
+            throw failure(failureOf(failed.get().stage()), "stage " + failed.get().stage() + ": " + failed.get().detail(),
+                    runDir, consoleText);
+        }
+        // A guest we had to kill after its payload ended (a slow halt) still has a result to report.
+        if (exitCode.isPresent() && stages.find(StageLog.PAYLOAD, "exit").isPresent()) {
+            Duration bootToPayload = stages.find(StageLog.PAYLOAD, "start")
+                    .flatMap(StageLog.Marker::uptime).orElse(Duration.ZERO);
+            Duration payloadEnd = stages.find(StageLog.PAYLOAD, "exit")
+                    .flatMap(StageLog.Marker::uptime).orElse(bootToPayload);
+            return new GuestRun(exitCode.get(), consoleText, readPayloadLog(outDir), outDir, runDir,
+                    wallTime, bootToPayload, payloadEnd.minus(bootToPayload));
+        }
+        if (!stages.reached(StageLog.INIT)) {
+            throw failure(Failure.BOOT, exited
+                    ? "linux.uml exited with code " + umlExit + " before init ran"
+                    : "init did not start within " + timeout, runDir, consoleText);
+        }
+        String stage = stages.lastStarted().orElse(StageLog.INIT);
+        if (!exited && stage.equals(StageLog.PAYLOAD)) {
+            throw failure(Failure.PAYLOAD_TIMEOUT, "payload still running after " + timeout + "; guest killed",
+                    runDir, consoleText);
+        }
+        if (!exited) {
+            throw failure(failureOf(stage), "stage " + stage + " still running after " + timeout + "; guest killed",
+                    runDir, consoleText);
+        }
+        throw failure(Failure.GUEST_CRASHED,
+                "linux.uml exited with code " + umlExit + " during stage " + stage, runDir, consoleText);
+    }
+
+    private static Failure failureOf(String stage) {
+        return switch (stage) {
+            case "modules" -> Failure.MODULES;
+            case "vg" -> Failure.VOLUME_GROUP;
+            case "cgroup" -> Failure.CGROUP;
+            case StageLog.PAYLOAD -> Failure.GUEST_CRASHED;
+            default -> Failure.SETUP;
+        };
+    }
+
+    private static UmlGuestException failure(Failure failure, String detail, Path runDir, String console) {
+        return new UmlGuestException(failure, detail, Optional.of(runDir), tail(console, CONSOLE_TAIL_LINES));
+    }
+
+    private static Optional<Integer> readExitCode(Path outDir) {
+        Path file = outDir.resolve("exit-code");
+        try {
+            return Files.exists(file) ? Optional.of(Integer.parseInt(Files.readString(file).trim())) : Optional.empty();
+        } catch (IOException | NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static String readPayloadLog(Path outDir) {
+        try {
+            Path log = outDir.resolve("payload.log");
+            // Leniently: a payload may print bytes that are not UTF-8.
+            return Files.exists(log) ? new String(Files.readAllBytes(log), UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void deleteDisks(Path runDir) {
+        for (int i = 0; i < diskSizes.size(); i++) {
+            try {
+                Files.deleteIfExists(diskImage(runDir, i));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    private static Path diskImage(Path runDir, int index) {
+        return runDir.resolve("disk" + index + ".img");
+    }
+
+    private static String guestDevice(int diskIndex) {
+        return "/dev/ubd" + (char) ('a' + diskIndex);
+    }
+
+    private static boolean isRoot() {
+        try {
+            // /proc/self belongs to the user the process runs as.
+            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static Optional<Path> findOnPath(String program) {
+        String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
+        return findIn(Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList(), program);
+    }
+
+    private static Optional<Path> findIn(List<Path> dirs, String program) {
+        return dirs.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst();
+    }
+
+    private static void requireMatch(Pattern pattern, String value, String what) {
+        if (value == null || !pattern.matcher(value).matches()) {
+            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
+        }
+    }
+
+    /** Settings of a guest; every one but the payload has a default. */
+    public static final class Builder {
+        private String name = "guest";
+        private String memory = DEFAULT_MEMORY;
+        private final List<Long> diskSizes = new ArrayList<>();
+        private final Map<String, VolumeGroup> volumeGroups = new LinkedHashMap<>();
+        private CgroupMode cgroupMode = CgroupMode.V2;
+        private String cgroupRoot = DEFAULT_CGROUP_ROOT;
+        private final List<String> extraModules = new ArrayList<>();
+        private String payload;
+        private final Map<String, String> environment = new LinkedHashMap<>();
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private boolean keepDisks;
+
+        private Builder() {
+        }
+
+        /** An independent builder with the same settings, to derive a variant without changing this one. */
+        public Builder copy() {
+            Builder copy = new Builder();
+            copy.name = name;
+            copy.memory = memory;
+            copy.diskSizes.addAll(diskSizes);
+            copy.volumeGroups.putAll(volumeGroups);
+            copy.cgroupMode = cgroupMode;
+            copy.cgroupRoot = cgroupRoot;
+            copy.extraModules.addAll(extraModules);
+            copy.payload = payload;
+            copy.environment.putAll(environment);
+            copy.timeout = timeout;
+            copy.keepDisks = keepDisks;
+            return copy;
+        }
+
+        /** Names the run directory, to find it among others: letters, digits, '.', '_' and '-'. */
+        public Builder name(String name) {
+            requireMatch(Pattern.compile("[A-Za-z0-9._-]+"), name, "guest name");
+            this.name = name;
+            return this;
+        }
+
+        /** The guest's memory, as UML's {@code mem=} takes it: {@code 1536M}. */
+        public Builder memory(String memory) {
+            requireMatch(MEMORY, memory, "memory");
+            this.memory = memory;
+            return this;
+        }
+
+        /** Adds a sparse disk: {@code 4G}, {@code 512M}. The n-th disk is {@code /dev/ubd<a+n>} in the guest. */
+        public Builder disk(String size) {
+            var matcher = DISK_SIZE.matcher(size);
+            if (!matcher.matches()) {
+                throw new IllegalArgumentException("invalid disk size: " + size + " (e.g. 4G, 512M)");
+            }
+            int shift = switch (matcher.group(2)) {
+                case "K" -> 10;
+                case "M" -> 20;
+                case "G" -> 30;
+                case "T" -> 40;
+                default -> 0;
+            };
+            return disk(Math.multiplyExact(Long.parseLong(matcher.group(1)), 1L << shift));
+        }
+
+        public Builder disk(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("disk size must be positive: " + bytes);
+            }
+            if (diskSizes.size() == MAX_DISKS) {
+                throw new IllegalArgumentException("UML has at most " + MAX_DISKS + " ubd disks");
+            }
+            diskSizes.add(bytes);
+            return this;
+        }
+
+        /** A volume group on the disks with these indexes (in {@link #disk} order), each a whole-disk PV. */
+        public Builder volumeGroup(String name, int... diskIndexes) {
+            if (diskIndexes.length == 0) {
+                throw new IllegalArgumentException("volume group " + name + " needs at least one disk");
+            }
+            List<Integer> disks = Arrays.stream(diskIndexes).boxed().toList();
+            volumeGroups.put(name, new VolumeGroup(name, disks, Optional.empty()));
+            return this;
+        }
+
+        /** A thin pool (zeroing on) in a volume group declared before. */
+        public Builder thinPool(String volumeGroup, String pool, String size) {
+            VolumeGroup vg = volumeGroups.get(volumeGroup);
+            if (vg == null) {
+                throw new IllegalArgumentException("declare volume group " + volumeGroup + " before its thin pool");
+            }
+            volumeGroups.put(volumeGroup, new VolumeGroup(vg.name(), vg.disks(), Optional.of(new ThinPool(pool, size))));
+            return this;
+        }
+
+        /** The cgroup hierarchy, mounted at {@value #DEFAULT_CGROUP_ROOT}. Default: {@link CgroupMode#V2}. */
+        public Builder cgroup(CgroupMode mode) {
+            return cgroup(mode, DEFAULT_CGROUP_ROOT);
+        }
+
+        public Builder cgroup(CgroupMode mode, String root) {
+            this.cgroupMode = Objects.requireNonNull(mode);
+            if (!root.startsWith("/")) {
+                throw new IllegalArgumentException("cgroup root must be absolute: " + root);
+            }
+            this.cgroupRoot = root;
+            return this;
+        }
+
+        /** Further kernel modules to load after the device-mapper ones, by name: {@code dm-delay}. */
+        public Builder modules(String... names) {
+            for (String module : names) {
+                requireMatch(MODULE, module, "module name");
+                extraModules.add(module);
+            }
+            return this;
+        }
+
+        /** The payload: a command line the guest runs with {@code sh -c}, as root, in /tmp. */
+        public Builder payload(String shellCommandLine) {
+            this.payload = Objects.requireNonNull(shellCommandLine);
+            return this;
+        }
+
+        /** The payload as an argument list, each word quoted for the guest's shell. */
+        public Builder payload(List<String> argv) {
+            if (argv.isEmpty()) {
+                throw new IllegalArgumentException("empty payload");
+            }
+            return payload(argv.stream().map(UmlGuest::shellQuote).collect(Collectors.joining(" ")));
+        }
+
+        /** An environment variable for the payload; it may override the ones init sets ({@link GuestEnv}). */
+        public Builder env(String name, String value) {
+            requireMatch(ENV_NAME, name, "environment variable name");
+            environment.put(name, Objects.requireNonNull(value));
+            return this;
+        }
+
+        /** The whole run's limit: boot, setup and payload. Default {@link #DEFAULT_TIMEOUT}. */
+        public Builder timeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be positive: " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** Keep the disk images after a successful run (a failed run always keeps them). */
+        public Builder keepDisks(boolean keep) {
+            this.keepDisks = keep;
+            return this;
+        }
+
+        public UmlGuest build() {
+            if (payload == null) {
+                throw new IllegalStateException("a guest needs a payload");
+            }
+            for (VolumeGroup vg : volumeGroups.values()) {
+                for (int disk : vg.disks()) {
+                    if (disk < 0 || disk >= diskSizes.size()) {
+                        throw new IllegalStateException("volume group " + vg.name() + " uses disk " + disk
+                                + " but there are " + diskSizes.size() + " disks");
+                    }
+                }
+            }
+            return new UmlGuest(this);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.lvmqos.e2e.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lvmqos.server.Main;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** The DaemonSet starts the driver with flags its own command line (picocli) defines. */
+class PluginCommandLineTest {
+
+    private final NodePod pod = NodePod.fromBase();
+
+    private static Set<String> driverOptionNames() {
+        Set<String> names = new TreeSet<>();
+        for (CommandLine.Model.OptionSpec option : new CommandLine(new Main()).getCommandSpec().options()) {
+            names.addAll(List.of(option.names()));
+        }
+        return names;
+    }
+
+    /** The plugin's args as kubelet would pass them, with $(VAR) filled from plausible values. */
+    private List<String> expandedArgs() {
+        Map<String, String> values = Map.of("NODE_NAME", "node-1.example.org");
+        return NodePod.args(pod.plugin()).stream().map(arg -> {
+            String expanded = arg;
+            for (Map.Entry<String, String> value : values.entrySet()) {
+                expanded = expanded.replace("$(" + value.getKey() + ")", value.getValue());
+            }
+            return expanded;
+        }).toList();
+    }
+
+    @Test
+    void everyFlagGivenToThePluginExistsInItsCommandLine() {
+        Set<String> known = driverOptionNames();
+        for (String flag : NodePod.flagNames(pod.plugin())) {
+            assertTrue(known.contains(flag), "the DaemonSet passes " + flag + " but io.lvmqos.server.Main only has "
+                    + known);
+        }
+    }
+
+    @Test
+    void pluginArgumentsParse() {
+        CommandLine.ParseResult result = assertDoesNotThrow(
+                () -> new CommandLine(new Main()).parseArgs(expandedArgs().toArray(String[]::new)));
+        assertTrue(result.unmatched().isEmpty(), "unmatched: " + result.unmatched());
+        assertTrue(result.hasMatchedOption("--node-id"), "--node-id is required");
+        assertEquals("node-1.example.org", result.matchedOptionValue("--node-id", ""));
+    }
+
+    @Test
+    void pluginIsGivenEveryPathItDependsOnExplicitly() {
+        Set<String> given = Set.copyOf(NodePod.flagNames(pod.plugin()));
+        for (String flag : List.of("--endpoint", "--node-id", "--driver-name", "--volume-group", "--kubelet-dir",
+                "--cgroup-root")) {
+            assertTrue(given.contains(flag), flag + " should be explicit in the DaemonSet, next to the mounts it"
+                    + " must agree with");
+        }
+    }
+
+    @Test
+    void pluginRunsTheImagesEntrypointWithTheShippedJvmOptions() {
+        assertFalse(pod.plugin().get("command").present(),
+                "the image's ENTRYPOINT runs java with deploy/jvm.options and the CDS archive; a command here"
+                        + " would bypass both");
+    }
+
+    @Test
+    void jvmMemoryCapsFitUnderTheContainerLimitWithRoomForChildProcesses() throws IOException {
+        Pattern size = Pattern.compile("^-(?:Xmx|XX:MaxMetaspaceSize=|XX:ReservedCodeCacheSize=|XX:MaxDirectMemorySize=)"
+                + "([0-9]+[kKmMgG]?)$");
+        long capped = 0;
+        int caps = 0;
+        for (String line : Files.readAllLines(DeployTree.jvmOptions())) {
+            Matcher matcher = size.matcher(line.strip());
+            if (matcher.matches()) {
+                capped += Quantities.jvmBytes(matcher.group(1));
+                caps++;
+            }
+        }
+        assertTrue(caps >= 2, "deploy/jvm.options should cap at least the heap and one more JVM area");
+        long limit = Quantities.bytes(pod.plugin().path("resources.limits.memory").text());
+        long heap = Files.readAllLines(DeployTree.jvmOptions()).stream().map(String::strip)
+                .filter(l -> l.startsWith("-Xmx")).map(l -> Quantities.jvmBytes(l.substring(4))).findFirst()
+                .orElseThrow(() -> new AssertionError("deploy/jvm.options has no -Xmx"));
+        assertTrue(heap * 4 <= limit, "heap " + heap + " is more than a quarter of the container limit " + limit
+                + ": the rest is class metadata, code, thread stacks and the lvm/mkfs children");
+        assertTrue(capped < limit, "the JVM's capped areas (" + capped + " bytes) exceed the container limit "
+                + limit);
+    }
+}

@@ -1,0 +1,139 @@
+package io.lvmqos.e2e.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/** Each sidecar gets what it uses and nothing this driver never needs. */
+class RbacTest {
+
+    private final List<YamlNode> base = DeployTree.base();
+    private final NodePod pod = NodePod.fromBase();
+
+    /** "verb resource" pairs of a role, e.g. "get storage.k8s.io/storageclasses". */
+    private static Set<String> grants(YamlNode role) {
+        Set<String> grants = new TreeSet<>();
+        for (YamlNode rule : role.get("rules").items()) {
+            for (String group : rule.get("apiGroups").texts()) {
+                for (String resource : rule.get("resources").texts()) {
+                    for (String verb : rule.get("verbs").texts()) {
+                        grants.add(verb + " " + (group.isEmpty() ? "" : group + "/") + resource);
+                    }
+                }
+            }
+        }
+        return grants;
+    }
+
+    private Set<String> grants(String kind, String name) {
+        return grants(DeployTree.named(base, kind, name));
+    }
+
+    private static void assertGrants(Set<String> grants, String verbs, String resource) {
+        for (String verb : verbs.split(",")) {
+            assertTrue(grants.contains(verb + " " + resource), "missing " + verb + " " + resource + " in " + grants);
+        }
+    }
+
+    @Test
+    void noRoleUsesWildcards() {
+        for (YamlNode role : base) {
+            if (role.kind().equals("ClusterRole") || role.kind().equals("Role")) {
+                for (String grant : grants(role)) {
+                    assertFalse(grant.contains("*"), role.name() + ": " + grant);
+                }
+            }
+        }
+    }
+
+    @Test
+    void provisionerCanProvisionWithTopology() {
+        Set<String> grants = grants("ClusterRole", "lvmqos-provisioner");
+        assertGrants(grants, "get,list,watch,create,delete", "persistentvolumes");
+        assertGrants(grants, "get,list,watch,update", "persistentvolumeclaims");
+        assertGrants(grants, "get,list,watch", "storage.k8s.io/storageclasses");
+        assertGrants(grants, "create,patch", "events");
+        assertGrants(grants, "get,list,watch", "storage.k8s.io/csinodes");
+        assertGrants(grants, "get,list,watch", "nodes");
+        assertGrants(grants, "get", "snapshot.storage.k8s.io/volumesnapshots");
+        assertGrants(grants, "get", "snapshot.storage.k8s.io/volumesnapshotcontents");
+    }
+
+    @Test
+    void provisionerManagesCapacityObjectsInItsNamespaceOnly() {
+        YamlNode role = DeployTree.named(base, "Role", "lvmqos-provisioner");
+        assertEquals(pod.daemonSet.path("metadata.namespace").text(), role.path("metadata.namespace").text());
+        Set<String> grants = grants(role);
+        assertGrants(grants, "get,list,watch,create,update,patch,delete", "storage.k8s.io/csistoragecapacities");
+        assertGrants(grants, "get", "pods");
+        assertFalse(grants("ClusterRole", "lvmqos-provisioner").stream().anyMatch(g -> g.endsWith("csistoragecapacities")),
+                "capacity objects are namespaced: no cluster-wide grant");
+    }
+
+    @Test
+    void snapshotterCanUpdateSnapshotContents() {
+        Set<String> grants = grants("ClusterRole", "lvmqos-snapshotter");
+        assertGrants(grants, "get,list,watch", "snapshot.storage.k8s.io/volumesnapshotclasses");
+        assertGrants(grants, "get,list,watch,update,patch", "snapshot.storage.k8s.io/volumesnapshotcontents");
+        assertGrants(grants, "update,patch", "snapshot.storage.k8s.io/volumesnapshotcontents/status");
+        assertGrants(grants, "create,patch", "events");
+    }
+
+    @Test
+    void resizerCanRecordNewSizesAndHoldItsLease() {
+        Set<String> grants = grants("ClusterRole", "lvmqos-resizer");
+        assertGrants(grants, "get,list,watch,patch", "persistentvolumes");
+        assertGrants(grants, "get,list,watch", "persistentvolumeclaims");
+        assertGrants(grants, "patch", "persistentvolumeclaims/status");
+        assertGrants(grants("Role", "lvmqos-resizer"), "get,watch,list,delete,update,create",
+                "coordination.k8s.io/leases");
+    }
+
+    @Test
+    void nothingThisDriverNeverUsesIsGranted() {
+        for (YamlNode role : base) {
+            if (!role.kind().equals("ClusterRole") && !role.kind().equals("Role")) {
+                continue;
+            }
+            for (String grant : grants(role)) {
+                assertFalse(grant.endsWith("/volumeattachments"), role.name() + ": attachRequired is false");
+                assertFalse(grant.endsWith(" secrets"), role.name() + ": no class of this driver uses secrets");
+                assertFalse(grant.contains("groupsnapshot.storage.k8s.io/"), role.name()
+                        + ": group snapshots are switched off in the snapshotter");
+            }
+        }
+    }
+
+    @Test
+    void everyRoleIsBoundToTheNodePodsServiceAccount() {
+        String account = pod.spec.get("serviceAccountName").text();
+        String namespace = pod.daemonSet.path("metadata.namespace").text();
+        DeployTree.named(base, "ServiceAccount", account);
+        Set<String> roles = new TreeSet<>();
+        for (YamlNode object : base) {
+            if (object.kind().equals("ClusterRole") || object.kind().equals("Role")) {
+                roles.add(object.kind() + "/" + object.name());
+            }
+        }
+        Set<String> bound = new TreeSet<>();
+        for (YamlNode binding : base) {
+            if (!binding.kind().equals("ClusterRoleBinding") && !binding.kind().equals("RoleBinding")) {
+                continue;
+            }
+            YamlNode subject = binding.get("subjects").items().getFirst();
+            assertEquals("ServiceAccount", subject.get("kind").text(), binding.where());
+            assertEquals(account, subject.get("name").text(), binding.where());
+            assertEquals(namespace, subject.get("namespace").text(), binding.where());
+            if (binding.kind().equals("RoleBinding")) {
+                assertEquals(namespace, binding.path("metadata.namespace").text(), binding.where());
+            }
+            bound.add(binding.path("roleRef.kind").text() + "/" + binding.path("roleRef.name").text());
+        }
+        assertEquals(roles, bound, "every role is bound, and every binding names a role of the base");
+    }
+}

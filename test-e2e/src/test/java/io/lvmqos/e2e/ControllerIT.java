@@ -1,5 +1,6 @@
 package io.lvmqos.e2e;
 
+import io.lvmqos.e2e.guest.ConformanceCheck;
 import io.lvmqos.e2e.guest.ControllerCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -22,7 +23,7 @@ class ControllerIT {
                 .thinPool("lvmqos", "thinpool", "2G")
                 .volumeGroup("lvmqos-b", 1)
                 .cgroup(CgroupMode.V2)
-                .timeout(Duration.ofMinutes(15));
-        return GuestJUnit.dynamicTests(guest, ControllerCheck.class);
+                .timeout(Duration.ofMinutes(Long.getLong("lvmqos.controllerTimeoutMinutes", 15)));
+        return GuestJUnit.dynamicTests(guest, ControllerCheck.class, ConformanceCheck.class);
     }
 }

@@ -50,7 +50,13 @@ public final class DriverProcess implements AutoCloseable {
     }
 
     public static DriverProcess start(Path socket, Path log, List<String> jvmFlags, String... args) throws IOException {
-        List<String> command = new ArrayList<>();
+        return start(List.of(), socket, log, jvmFlags, args);
+    }
+
+    /** Starts the driver behind a command prefix, e.g. {@code unshare -m} for a mount namespace of its own. */
+    public static DriverProcess start(List<String> prefix, Path socket, Path log, List<String> jvmFlags, String... args)
+            throws IOException {
+        List<String> command = new ArrayList<>(prefix);
         command.add(javaBinary().toString());
         command.addAll(jvmFlags);
         command.add("-jar");

@@ -410,7 +410,16 @@ public class ControllerCheck {
             driver.kill();
             call.handle((ok, failure) -> null).get();
             driver.restart();
-            Csi.Volume volume = createVolume(request);
+            Csi.Volume volume;
+            try {
+                volume = driver.client().controller().withDeadlineAfter(90, java.util.concurrent.TimeUnit.SECONDS)
+                        .createVolume(request).getVolume();
+                volumes.add(volume.getVolumeId());
+            } catch (RuntimeException e) {
+                throw new AssertionError("the retry after a kill at " + delayMillis + " ms failed: " + e + "\nprocesses:\n"
+                        + GuestCommand.run("ps", "-eo", "pid,ppid,stat,wchan:32,args").stdout()
+                        + "\nlocks:\n" + GuestCommand.run("cat", "/proc/locks").stdout(), e);
+            }
             assertEquals(64 * MIB, volume.getCapacityBytes());
             String tag = "lvmqos.name=" + java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(name.getBytes());
             assertEquals(1, lvNamesWithTag(tag).size(), "one LV for " + name);

@@ -26,15 +26,22 @@ public final class GuestDriver implements AutoCloseable {
 
     private DriverProcess process;
     private CsiClient client;
+    private final List<String> prefix;
     private final List<String> extraArgs;
 
-    private GuestDriver(List<String> extraArgs) {
+    private GuestDriver(List<String> prefix, List<String> extraArgs) {
+        this.prefix = List.copyOf(prefix);
         this.extraArgs = List.copyOf(extraArgs);
     }
 
     public static GuestDriver start(String... extraArgs) throws Exception {
+        return startBehind(List.of(), extraArgs);
+    }
+
+    /** Starts the driver behind a command prefix, such as {@code unshare --mount} for its own mount namespace. */
+    public static GuestDriver startBehind(List<String> prefix, String... extraArgs) throws Exception {
         prepareKubeletDir();
-        GuestDriver driver = new GuestDriver(List.of(extraArgs));
+        GuestDriver driver = new GuestDriver(prefix, List.of(extraArgs));
         driver.launch();
         return driver;
     }
@@ -60,7 +67,7 @@ public final class GuestDriver implements AutoCloseable {
         args.addAll(extraArgs);
         Files.createDirectories(SOCKET.getParent());
         Files.deleteIfExists(SOCKET);
-        process = DriverProcess.start(SOCKET, Path.of("/run/lvmqos/driver.log"), DriverProcess.shippedJvmFlags(),
+        process = DriverProcess.start(prefix, SOCKET, GuestEnv.outDir().resolve("driver-" + ProcessHandle.current().pid() + ".log"), DriverProcess.shippedJvmFlags(),
                 args.toArray(String[]::new));
         CsiClient.awaitSocket(SOCKET, Duration.ofSeconds(120));
         client = CsiClient.connect(SOCKET);

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Runs kubernetes-csi's csi-sanity against lvmqos inside a user-mode-Linux node.
+#   test-e2e/csi-sanity.sh /path/to/csi-sanity [extra csi-sanity flags, e.g. --ginkgo.focus=Node]
+# The binary is yours: lvmqos neither ships nor builds it (see README, "Conformance").
+set -eu
+if [ $# -lt 1 ] || [ ! -x "$1" ]; then
+  cat >&2 <<'MSG'
+usage: test-e2e/csi-sanity.sh /path/to/csi-sanity [extra flags]
+
+csi-sanity is not part of lvmqos. Build it from kubernetes-csi/csi-test (v5.3.1 or later):
+  git clone --branch v5.3.1 https://github.com/kubernetes-csi/csi-test
+  cd csi-test/cmd/csi-sanity && go build -o /usr/local/bin/csi-sanity .
+then run this script with its path.
+MSG
+  exit 2
+fi
+binary=$(readlink -f "$1"); shift
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+lvmqos_install_packages
+lvmqos_pick_jdk
+[ -f csi-node/target/lvmqos.jar ] || mvn -B -q package -DskipTests
+exec mvn -B -pl test-e2e -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
+  -Dit.test=CsiSanityIT -Dcsi.sanity.binary="$binary" -Dcsi.sanity.args="$*"

@@ -36,6 +36,8 @@ public class CsiSanityCheck {
                 csi.storage.k8s.io/pvc/name: csi-sanity
                 """);
         try (GuestDriver driver = GuestDriver.start()) {
+            // csi-sanity makes its target and staging directories with mkdir, not mkdir -p
+            Files.createDirectories(GuestDriver.KUBELET.resolve("csi-sanity"));
             List<String> command = new ArrayList<>(List.of(binary.toString(),
                     "--csi.endpoint=" + GuestDriver.SOCKET,
                     "--csi.stagingdir=" + GuestDriver.KUBELET.resolve("csi-sanity/staging"),

@@ -1,6 +1,7 @@
 package io.lvmqos.controller;
 
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.lvm.DeviceUsers;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
@@ -34,12 +35,14 @@ public final class VolumeProvisioner {
     private final DeviceWiper wiper;
     private final VolumeCatalog catalog;
     private final KeyedLocks locks;
+    private final DeviceUsers users;
 
-    public VolumeProvisioner(Lvm lvm, DeviceWiper wiper, VolumeCatalog catalog, KeyedLocks locks) {
+    public VolumeProvisioner(Lvm lvm, DeviceWiper wiper, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users) {
         this.lvm = lvm;
         this.wiper = wiper;
         this.catalog = catalog;
         this.locks = locks;
+        this.users = users;
     }
 
     public VolumeCatalog catalog() {
@@ -194,8 +197,10 @@ public final class VolumeProvisioner {
             }
             LogicalVolume lv = found.get();
             if (lv.open()) {
-                throw DriverException.failedPrecondition("volume " + id + " is in use (LV " + lv.lvmPath()
-                        + " is open, e.g. mounted or held by a process): unpublish and unstage it first");
+                String holders = users.describe(lv.devicePath());
+                throw DriverException.failedPrecondition("volume " + id + " is in use: LV " + lv.lvmPath() + " is open"
+                        + (holders.isEmpty() ? " (held by a process or another device)" : " (" + holders + ")")
+                        + "; unpublish and unstage it first");
             }
             if (!lv.isThin() && lv.segmentType() == LogicalVolume.SegmentType.LINEAR) {
                 if (!lv.active()) {

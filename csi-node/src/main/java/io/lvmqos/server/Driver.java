@@ -15,6 +15,7 @@ import io.lvmqos.device.Filesystems;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
+import io.lvmqos.node.MountedDeviceUsers;
 import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.VolumeStats;
@@ -41,8 +42,9 @@ public final class Driver {
         HealthCheck health = new HealthCheck(lvm, settings.volumeGroups());
         VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
         KeyedLocks locks = new KeyedLocks();
-        VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks);
         MountTable mountTable = new MountTable();
+        VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
+                new MountedDeviceUsers(mountTable));
         java.nio.file.Files.createDirectories(settings.kubeletDir());
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir());
         PodLimits podLimits = new PodLimits(new PodCgroups(settings.cgroupRoot()),

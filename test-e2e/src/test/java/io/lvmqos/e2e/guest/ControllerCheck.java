@@ -368,7 +368,7 @@ public class ControllerCheck {
         try {
             var failure = expectCode(Status.Code.FAILED_PRECONDITION, () -> driver.client().controller().deleteVolume(
                     Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build()));
-            assertTrue(failure.getStatus().getDescription().contains("in use"), failure.getStatus().getDescription());
+            assertTrue(failure.getStatus().getDescription().contains("mounted at /run/in-use"), failure.getStatus().getDescription());
             assertEquals("precious", ok("cat", "/run/in-use/file").strip());
         } finally {
             ok("umount", "/run/in-use");

@@ -1,5 +1,7 @@
 package io.lvmqos.controller;
 
+import static io.lvmqos.errors.DriverException.requireArgument;
+
 import com.google.protobuf.Timestamp;
 import csi.v1.Csi;
 import csi.v1.ControllerGrpc;
@@ -8,6 +10,7 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.volume.Capabilities;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.QosParameters;
+import io.lvmqos.volume.QosSpec;
 import io.lvmqos.volume.Topology;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeParameters;
@@ -32,6 +35,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             Csi.ControllerServiceCapability.RPC.Type.GET_CAPACITY,
             Csi.ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.GET_VOLUME,
+            Csi.ControllerServiceCapability.RPC.Type.MODIFY_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
 
     private final VolumeProvisioner provisioner;
@@ -44,7 +48,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createVolume(Csi.CreateVolumeRequest request, StreamObserver<Csi.CreateVolumeResponse> reply) {
-        require(!request.getName().isEmpty(), "name must not be empty");
+        requireArgument(!request.getName().isEmpty(), "name must not be empty");
         Capabilities.requireSupported(request.getVolumeCapabilitiesList());
         CapacityRequest capacity = CapacityRequest.of(request.getCapacityRange());
         Map<String, String> parameters = withMutableParameters(request.getParametersMap(),
@@ -69,7 +73,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void deleteVolume(Csi.DeleteVolumeRequest request, StreamObserver<Csi.DeleteVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId()).ifPresent(id -> {
             requireLocal(id);
             if (provisioner.catalog().volumeGroups().contains(id.volumeGroup())) {
@@ -83,8 +87,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void validateVolumeCapabilities(Csi.ValidateVolumeCapabilitiesRequest request,
                                            StreamObserver<Csi.ValidateVolumeCapabilitiesResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(request.getVolumeCapabilitiesCount() > 0, "volume_capabilities must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(request.getVolumeCapabilitiesCount() > 0, "volume_capabilities must not be empty");
         findVolume(request.getVolumeId());
         Csi.ValidateVolumeCapabilitiesResponse.Builder answer = Csi.ValidateVolumeCapabilitiesResponse.newBuilder();
         Optional<String> unsupported = request.getVolumeCapabilitiesList().stream()
@@ -116,7 +120,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void controllerGetVolume(Csi.ControllerGetVolumeRequest request,
                                     StreamObserver<Csi.ControllerGetVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         ManagedVolume volume = findVolume(request.getVolumeId());
         reply.onNext(Csi.ControllerGetVolumeResponse.newBuilder().setVolume(describe(volume))
                 .setStatus(Csi.ControllerGetVolumeResponse.VolumeStatus.getDefaultInstance()).build());
@@ -146,10 +150,28 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         reply.onCompleted();
     }
 
+    /**
+     * Changes the limits of a volume (the external-resizer calls this for a VolumeAttributesClass):
+     * stored in its LV tags and rewritten at once in the cgroups of the pods using it.
+     */
+    @Override
+    public void controllerModifyVolume(Csi.ControllerModifyVolumeRequest request,
+                                       StreamObserver<Csi.ControllerModifyVolumeResponse> reply) {
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        QosSpec change = QosParameters.parseMutable(request.getMutableParametersMap());
+        VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
+                .filter(parsed -> parsed.node().equals(node))
+                .orElseThrow(() -> DriverException.notFound("volume " + request.getVolumeId() + " does not exist on node "
+                        + node));
+        provisioner.modifyQos(id, change);
+        reply.onNext(Csi.ControllerModifyVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
     @Override
     public void createSnapshot(Csi.CreateSnapshotRequest request, StreamObserver<Csi.CreateSnapshotResponse> reply) {
-        require(!request.getName().isEmpty(), "name must not be empty");
-        require(!request.getSourceVolumeId().isEmpty(), "source_volume_id must not be empty");
+        requireArgument(!request.getName().isEmpty(), "name must not be empty");
+        requireArgument(!request.getSourceVolumeId().isEmpty(), "source_volume_id must not be empty");
         VolumeId source = VolumeId.parse(VolumeId.Kind.VOLUME, request.getSourceVolumeId())
                 .orElseThrow(() -> DriverException.notFound("source volume " + request.getSourceVolumeId()
                         + " does not exist"));
@@ -160,7 +182,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void deleteSnapshot(Csi.DeleteSnapshotRequest request, StreamObserver<Csi.DeleteSnapshotResponse> reply) {
-        require(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
+        requireArgument(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
         VolumeId.parse(VolumeId.Kind.SNAPSHOT, request.getSnapshotId()).ifPresent(id -> {
             requireLocal(id);
             if (provisioner.catalog().volumeGroups().contains(id.volumeGroup())) {
@@ -189,7 +211,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     /** Implemented but not advertised: csi-sanity v5.3.1 rejects GET_SNAPSHOT as an unknown capability. */
     @Override
     public void getSnapshot(Csi.GetSnapshotRequest request, StreamObserver<Csi.GetSnapshotResponse> reply) {
-        require(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
+        requireArgument(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
         ManagedVolume snapshot = VolumeId.parse(VolumeId.Kind.SNAPSHOT, request.getSnapshotId())
                 .flatMap(id -> provisioner.catalog().refresh(id))
                 .orElseThrow(() -> DriverException.notFound("snapshot " + request.getSnapshotId() + " does not exist"));
@@ -216,12 +238,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     /** mutable_parameters may carry only QoS keys, and they win over the StorageClass's parameters. */
     private static Map<String, String> withMutableParameters(Map<String, String> parameters,
                                                              Map<String, String> mutable) {
-        for (String key : mutable.keySet()) {
-            if (!QosParameters.isQosKey(key)) {
-                throw DriverException.invalidArgument("mutable parameter " + key + " is not supported: mutable "
-                        + "parameters are the QoS keys " + QosParameters.KEYS);
-            }
-        }
+        QosParameters.parseMutable(mutable);
         Map<String, String> merged = new HashMap<>(parameters);
         merged.putAll(mutable);
         return merged;
@@ -261,9 +278,4 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                 .build();
     }
 
-    private static void require(boolean condition, String message) {
-        if (!condition) {
-            throw DriverException.invalidArgument(message);
-        }
-    }
 }

@@ -9,6 +9,8 @@ import io.lvmqos.lvm.VolumeGroup;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.QosListener;
+import io.lvmqos.volume.QosSpec;
 import io.lvmqos.volume.VolumeCatalog;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeParameters;
@@ -36,13 +38,16 @@ public final class VolumeProvisioner {
     private final VolumeCatalog catalog;
     private final KeyedLocks locks;
     private final DeviceUsers users;
+    private final QosListener qosListener;
 
-    public VolumeProvisioner(Lvm lvm, DeviceWiper wiper, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users) {
+    public VolumeProvisioner(Lvm lvm, DeviceWiper wiper, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
+                             QosListener qosListener) {
         this.lvm = lvm;
         this.wiper = wiper;
         this.catalog = catalog;
         this.locks = locks;
         this.users = users;
+        this.qosListener = qosListener;
     }
 
     public VolumeCatalog catalog() {
@@ -210,6 +215,32 @@ public final class VolumeProvisioner {
             }
             lvm.remove(id.volumeGroup(), id.lvName());
             catalog.forget(id);
+        }
+    }
+
+    /**
+     * Puts the limits of {@code change} that are set in place of the volume's, durably (LV tags,
+     * one lvchange) and then live in the pods using it. Absent limits stay as they are; the same
+     * change twice is a no-op for LVM and rewrites the same lines.
+     */
+    public ManagedVolume modifyQos(VolumeId id, QosSpec change) {
+        try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
+            ManagedVolume volume = lvm.logicalVolume(id.volumeGroup(), id.lvName())
+                    .flatMap(lv -> ManagedVolume.from(catalog.node(), lv))
+                    .filter(v -> v.id().kind() == VolumeId.Kind.VOLUME)
+                    .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
+            QosSpec updated = volume.qos().overriddenBy(change);
+            if (!updated.equals(volume.qos())) {
+                Map<String, String> before = VolumeTags.qosTags(volume.qos());
+                Map<String, String> after = VolumeTags.qosTags(updated);
+                List<String> remove = Lvm.tags(before).stream().filter(t -> !Lvm.tags(after).contains(t)).toList();
+                List<String> add = Lvm.tags(after).stream().filter(t -> !Lvm.tags(before).contains(t)).toList();
+                lvm.replaceTags(id.volumeGroup(), id.lvName(), remove, add);
+            }
+            ManagedVolume modified = catalog.refresh(id).orElseThrow(() -> DriverException.notFound(
+                    "volume " + id + " vanished while its limits were changed"));
+            qosListener.limitsChanged(modified);
+            return modified;
         }
     }
 

@@ -11,6 +11,13 @@ public abstract sealed class DriverException extends RuntimeException {
         super(message, cause, false, true);
     }
 
+    /** Refuses a request that lacks a required field or carries a malformed one. */
+    public static void requireArgument(boolean condition, String message) {
+        if (!condition) {
+            throw new InvalidArgument(message);
+        }
+    }
+
     public static InvalidArgument invalidArgument(String message) {
         return new InvalidArgument(message);
     }

@@ -32,6 +32,20 @@ public final class QosParameters {
         return KEYS.contains(key);
     }
 
+    /**
+     * Reads mutable parameters (VolumeAttributesClass): only QoS keys are mutable here, and an
+     * absent key leaves that limit as it is.
+     */
+    public static QosSpec parseMutable(Map<String, String> mutable) {
+        for (String key : mutable.keySet()) {
+            if (!isQosKey(key)) {
+                throw DriverException.invalidArgument("mutable parameter " + key + " is not supported: the mutable "
+                        + "parameters are the QoS keys " + String.join(", ", KEYS));
+            }
+        }
+        return parse(mutable);
+    }
+
     /** Reads the QoS keys of {@code parameters}; other keys are the caller's business. */
     public static QosSpec parse(Map<String, String> parameters) {
         Limit bpsBoth = bytesPerSecond(parameters, BPS);

@@ -1,5 +1,7 @@
 package io.lvmqos.node;
 
+import static io.lvmqos.errors.DriverException.requireArgument;
+
 import csi.v1.Csi;
 import csi.v1.NodeGrpc;
 import io.grpc.stub.StreamObserver;
@@ -76,9 +78,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeStageVolume(Csi.NodeStageVolumeRequest request, StreamObserver<Csi.NodeStageVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
-        require(request.hasVolumeCapability(), "volume_capability must be given");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
+        requireArgument(request.hasVolumeCapability(), "volume_capability must be given");
         Capabilities.requireSupported(List.of(request.getVolumeCapability()));
         Path staging = paths.check(Path.of(request.getStagingTargetPath()));
         ManagedVolume volume = volume(request.getVolumeId());
@@ -146,8 +148,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeUnstageVolume(Csi.NodeUnstageVolumeRequest request,
                                   StreamObserver<Csi.NodeUnstageVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
         Path staging = paths.check(Path.of(request.getStagingTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
             mounter.unmount(staging);
@@ -159,10 +161,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodePublishVolume(Csi.NodePublishVolumeRequest request,
                                   StreamObserver<Csi.NodePublishVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(!request.getTargetPath().isEmpty(), "target_path must not be empty");
-        require(request.hasVolumeCapability(), "volume_capability must be given");
-        require(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty: this driver "
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getTargetPath().isEmpty(), "target_path must not be empty");
+        requireArgument(request.hasVolumeCapability(), "volume_capability must be given");
+        requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty: this driver "
                 + "stages volumes (STAGE_UNSTAGE_VOLUME)");
         Csi.VolumeCapability capability = request.getVolumeCapability();
         Capabilities.requireSupported(List.of(capability));
@@ -271,8 +273,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest request,
                                     StreamObserver<Csi.NodeUnpublishVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(!request.getTargetPath().isEmpty(), "target_path must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getTargetPath().isEmpty(), "target_path must not be empty");
         Path target = paths.check(Path.of(request.getTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
             Optional<ManagedVolume> volume = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
@@ -294,8 +296,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeGetVolumeStats(Csi.NodeGetVolumeStatsRequest request,
                                    StreamObserver<Csi.NodeGetVolumeStatsResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
         Path path = Path.of(request.getVolumePath()).normalize();
         reply.onNext(stats.of(volume, path));
@@ -305,8 +307,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeExpandVolume(Csi.NodeExpandVolumeRequest request,
                                  StreamObserver<Csi.NodeExpandVolumeResponse> reply) {
-        require(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        require(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
         Path volumePath = Path.of(request.getVolumePath()).normalize();
         if (!Files.exists(volumePath)) {
@@ -399,12 +401,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return real.startsWith(dev) ? "/" + dev.relativize(real) : real.toString();
         } catch (IOException e) {
             throw DriverException.failedPrecondition("device " + device + " of the volume is missing: " + e.getMessage());
-        }
-    }
-
-    private static void require(boolean condition, String message) {
-        if (!condition) {
-            throw DriverException.invalidArgument(message);
         }
     }
 }

@@ -55,6 +55,12 @@ public final class PodLimits {
         return pods;
     }
 
+    /** Rewrites a volume's limits in every pod using it, as a filesystem or as a block device. */
+    public void reapply(io.lvmqos.volume.ManagedVolume volume) {
+        DeviceNumber device = DeviceNumber.of(volume.devicePath());
+        reapply(device, Optional.of(NodeService.deviceNodeRoot(volume.devicePath())), volume.limits());
+    }
+
     /** Re-applies limits (after a resize or a change of QoS) to every pod using the volume. */
     public void reapply(DeviceNumber device, Optional<String> deviceNodeRoot, IoLimits limits) {
         for (String pod : podsUsing(device, deviceNodeRoot)) {

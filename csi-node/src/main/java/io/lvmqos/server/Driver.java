@@ -43,12 +43,13 @@ public final class Driver {
         VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
         KeyedLocks locks = new KeyedLocks();
         MountTable mountTable = new MountTable();
-        VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
-                new MountedDeviceUsers(mountTable));
         java.nio.file.Files.createDirectories(settings.kubeletDir());
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir());
         PodLimits podLimits = new PodLimits(new PodCgroups(settings.cgroupRoot()),
                 new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());
+        // the controller and the node are one process: a change of limits reaches the pods directly
+        VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
+                new MountedDeviceUsers(mountTable), podLimits::reapply);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
                 new VolumeStats(runner, mountTable), locks);

@@ -1,5 +1,6 @@
 package io.lvmqos.e2e;
 
+import io.lvmqos.e2e.guest.ModifyCheck;
 import io.lvmqos.e2e.guest.NodeCheck;
 import io.lvmqos.e2e.guest.PropagationCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
@@ -25,7 +26,7 @@ class NodeIT {
 
     @TestFactory
     Stream<DynamicTest> nodeOnCgroupV2() {
-        return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class);
+        return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class, ModifyCheck.class);
     }
 
     @TestFactory

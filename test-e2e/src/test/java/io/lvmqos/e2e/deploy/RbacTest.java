@@ -90,6 +90,7 @@ class RbacTest {
         assertGrants(grants, "get,list,watch,patch", "persistentvolumes");
         assertGrants(grants, "get,list,watch", "persistentvolumeclaims");
         assertGrants(grants, "patch", "persistentvolumeclaims/status");
+        assertGrants(grants, "get,list,watch", "storage.k8s.io/volumeattributesclasses");
         assertGrants(grants("Role", "lvmqos-resizer"), "get,watch,list,delete,update,create",
                 "coordination.k8s.io/leases");
     }

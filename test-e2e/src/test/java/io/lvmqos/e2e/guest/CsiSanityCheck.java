@@ -35,6 +35,11 @@ public class CsiSanityCheck {
                 writeBPS: 8Mi
                 csi.storage.k8s.io/pvc/name: csi-sanity
                 """);
+        Path mutable = out.resolve("test-volume-mutable-parameters.yaml");
+        Files.writeString(mutable, """
+                writeBPS: 16Mi
+                readIOPS: "400"
+                """);
         try (GuestDriver driver = GuestDriver.start()) {
             // csi-sanity makes its target and staging directories with mkdir, not mkdir -p
             Files.createDirectories(GuestDriver.KUBELET.resolve("csi-sanity"));
@@ -43,6 +48,7 @@ public class CsiSanityCheck {
                     "--csi.stagingdir=" + GuestDriver.KUBELET.resolve("csi-sanity/staging"),
                     "--csi.mountdir=" + GuestDriver.KUBELET.resolve("csi-sanity/target"),
                     "--csi.testvolumeparameters=" + parameters,
+                    "--csi.testvolumemutableparameters=" + mutable,
                     "--csi.testvolumesize=" + 4 * EXTENT,
                     "--csi.testvolumeexpandsize=" + 8 * EXTENT,
                     "--ginkgo.no-color",

@@ -1,0 +1,184 @@
+package io.lvmqos.e2e.demo;
+
+import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.GuestRun;
+import io.lvmqos.e2e.uml.UmlGuest;
+import io.lvmqos.e2e.uml.UmlGuestException;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * The host side of ./demo: boots a user-mode-Linux node with a sparse-file volume group and runs
+ * {@link DemoNode} in it, copying what it prints to this terminal as it prints it. The exit code is
+ * the guest's.
+ *
+ * <p>System properties (./demo sets them): {@code lvmqos.jar}, the driver's jar, and
+ * {@code lvmqos.runDir}, where run directories go.
+ */
+public final class Demo {
+
+    /** Time for the guest as a whole: boot, the demo, halt. The demo itself needs well under 3 minutes. */
+    static final Duration TIMEOUT = Duration.ofMinutes(10);
+    /** The guest's JVM: small and quick to start, like the guest checks' (see GuestJUnit). */
+    static final List<String> GUEST_JVM_OPTIONS = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m",
+            "-XX:-UsePerfData", "--enable-native-access=ALL-UNNAMED",
+            // the CSI client's Netty would otherwise warn about the guest's network, which it does not use
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=error");
+    static final String NAME = "demo";
+    static final String RUN_TOKEN = "LVMQOS_DEMO_RUN";
+
+    private Demo() {
+    }
+
+    public static void main(String[] args) {
+        DemoOptions options;
+        try {
+            options = DemoOptions.parse(List.of(args));
+        } catch (IllegalArgumentException e) {
+            System.err.println("demo: " + e.getMessage() + " (see ./demo --help)");
+            System.exit(2);
+            return;
+        }
+        System.exit(run(options));
+    }
+
+    static int run(DemoOptions options) {
+        Path runDirs = Path.of(System.getProperty(UmlGuest.RUN_DIR_PROPERTY, "target/demo-runs")).toAbsolutePath();
+        String token = UUID.randomUUID().toString();
+        UmlGuest guest = UmlGuest.builder()
+                .name(NAME)
+                .disk(options.disk().value())
+                .volumeGroup("lvmqos", 0)
+                .cgroup(CgroupMode.V2)
+                .timeout(TIMEOUT)
+                // marks this run's directory among those of other demos run at the same time
+                .env(RUN_TOKEN, token)
+                .payload(guestCommandLine(options))
+                .build();
+        say("lvmqos demo: booting a user-mode-Linux node (a 6.1 kernel run as a process) with a " + options.disk().text()
+                + " sparse file as its disk");
+        CompletableFuture<GuestRun> run = CompletableFuture.supplyAsync(guest::run);
+        Echo echo = new Echo();
+        try {
+            Path runDir = null;
+            while (!run.isDone()) {
+                if (runDir == null) {
+                    runDir = runDirectories(runDirs).stream().filter(dir -> isRunOf(dir, token)).findFirst().orElse(null);
+                }
+                if (runDir != null) {
+                    echo.copy(runDir.resolve("out/payload.log"));
+                }
+                Thread.sleep(100);
+            }
+            GuestRun result = run.get();
+            echo.copy(result.outDir().resolve("payload.log"));
+            echo.finish();
+            if (result.exitCode() != 0) {
+                System.err.println("demo: failed (exit code " + result.exitCode() + "); guest console, driver log and"
+                        + " fio output are in " + result.runDir());
+            }
+            return result.exitCode();
+        } catch (ExecutionException e) {
+            echo.finish();
+            Throwable cause = e.getCause();
+            System.err.println("demo: " + (cause instanceof UmlGuestException ? cause.getMessage() : cause.toString()));
+            return 1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 130;
+        }
+    }
+
+    /** The guest runs this JVM's own class path with the host's JDK, both visible through its hostfs root. */
+    static String guestCommandLine(DemoOptions options) {
+        List<String> classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(entry -> !entry.isEmpty())
+                .map(entry -> Path.of(entry).toAbsolutePath().toString())
+                .toList();
+        List<String> argv = new ArrayList<>();
+        argv.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        argv.addAll(GUEST_JVM_OPTIONS);
+        if (Runtime.version().feature() >= 23) {
+            // protobuf reads arrays through sun.misc.Unsafe, which JDK 24 and later warn about
+            argv.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        String jar = System.getProperty("lvmqos.jar");
+        if (jar != null) {
+            argv.add("-Dlvmqos.jar=" + Path.of(jar).toAbsolutePath());
+        }
+        argv.addAll(List.of("-cp", String.join(File.pathSeparator, classPath), DemoNode.class.getName()));
+        argv.addAll(options.toArgs());
+        return argv.stream().map(UmlGuest::shellQuote).collect(Collectors.joining(" "));
+    }
+
+    private static List<Path> runDirectories(Path base) {
+        if (!Files.isDirectory(base)) {
+            return List.of();
+        }
+        try (Stream<Path> dirs = Files.list(base)) {
+            return dirs.filter(dir -> dir.getFileName().toString().startsWith(NAME + "-")).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static boolean isRunOf(Path runDir, String token) {
+        try {
+            Path env = runDir.resolve("payload-env.sh");
+            return Files.exists(env) && Files.readString(env).contains(token);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    /** Copies the guest's output file to standard output as it grows, whole lines at a time. */
+    private static final class Echo {
+        private long offset;
+        private final StringBuilder partial = new StringBuilder();
+
+        void copy(Path file) {
+            if (!Files.exists(file)) {
+                return;
+            }
+            try (InputStream in = Files.newInputStream(file)) {
+                in.skipNBytes(offset);
+                byte[] fresh = in.readAllBytes();
+                offset += fresh.length;
+                partial.append(new String(fresh, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                return; // read again on the next round
+            }
+            int end = partial.lastIndexOf("\n");
+            if (end >= 0) {
+                System.out.print(partial.substring(0, end + 1));
+                System.out.flush();
+                partial.delete(0, end + 1);
+            }
+        }
+
+        void finish() {
+            if (!partial.isEmpty()) {
+                System.out.println(partial);
+                partial.setLength(0);
+            }
+        }
+    }
+}

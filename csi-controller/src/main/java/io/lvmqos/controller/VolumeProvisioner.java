@@ -6,6 +6,7 @@ import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroup;
+import io.lvmqos.lvm.VolumeGroupContents;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
@@ -63,16 +64,22 @@ public final class VolumeProvisioner {
         return vg;
     }
 
+    /**
+     * Makes the volume, or recognises it from a previous attempt. Three lvm commands: one lvs
+     * of the whole group (existence, extent size, free space, the pool), the lvcreate, and an
+     * lvs of the new LV.
+     */
     public ManagedVolume createVolume(VolumeRequest request) {
         String vg = volumeGroupFor(request.parameters());
         String lvName = LvmNames.volumeLvName(request.csiName());
         try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName)) {
-            Optional<LogicalVolume> existing = lvm.logicalVolume(vg, lvName);
+            VolumeGroupContents contents = lvm.contents(vg).orElseThrow(() -> DriverException.failedPrecondition(
+                    "volume group " + vg + " not found on node " + catalog.node()));
+            Optional<LogicalVolume> existing = contents.find(lvName);
             if (existing.isPresent()) {
                 return adopt(request, existing.get());
             }
-            VolumeGroup group = lvm.volumeGroup(vg).orElseThrow(() -> DriverException.failedPrecondition(
-                    "volume group " + vg + " not found on node " + catalog.node()));
+            VolumeGroup group = contents.group();
             long size = request.capacity().sizeFor(group.extentSizeBytes());
             Map<String, String> tags = new LinkedHashMap<>();
             tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
@@ -81,12 +88,12 @@ public final class VolumeProvisioner {
             tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
             if (request.source().isPresent()) {
                 VolumeId source = request.source().get();
-                LogicalVolume origin = sourceVolume(source, vg);
+                LogicalVolume origin = sourceVolume(source, vg, contents);
                 if (size < origin.sizeBytes()) {
                     throw DriverException.outOfRange("the requested size " + size + " is smaller than the source's "
                             + origin.sizeBytes() + " bytes");
                 }
-                checkThinRoom(vg, origin.pool().orElseThrow(), request.parameters().overprovisionRatio(), size);
+                checkThinRoom(contents, origin.pool().orElseThrow(), request.parameters().overprovisionRatio(), size);
                 tags.put(VolumeTags.SOURCE, source.toString());
                 lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), true);
                 if (size > origin.sizeBytes()) {
@@ -94,7 +101,7 @@ public final class VolumeProvisioner {
                 }
             } else if (request.parameters().lvmType() == LvmType.THIN) {
                 String pool = request.parameters().thinPool();
-                checkThinRoom(vg, pool, request.parameters().overprovisionRatio(), size);
+                checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
                 lvm.createThin(vg, pool, lvName, size, Lvm.tags(tags));
             } else {
                 if (size > group.freeBytes()) {
@@ -133,29 +140,30 @@ public final class VolumeProvisioner {
         return reread(lv.volumeGroup(), lv.name());
     }
 
-    private LogicalVolume sourceVolume(VolumeId source, String vg) {
+    private LogicalVolume sourceVolume(VolumeId source, String vg, VolumeGroupContents contents) {
         if (!source.node().equals(catalog.node())) {
             throw DriverException.invalidArgument("the content source " + source + " is on node " + source.node()
                     + ", this volume would be on node " + catalog.node() + ": LVM volumes can only be copied on "
                     + "their own node");
         }
-        LogicalVolume origin = lvm.logicalVolume(source.volumeGroup(), source.lvName())
+        if (!source.volumeGroup().equals(vg)) {
+            throw DriverException.invalidArgument("content source " + source + " is in volume group "
+                    + source.volumeGroup() + ", the new volume would be in " + vg);
+        }
+        LogicalVolume origin = contents.find(source.lvName())
                 .filter(lv -> ManagedVolume.from(catalog.node(), lv).isPresent())
                 .orElseThrow(() -> DriverException.notFound("content source " + source + " does not exist"));
         if (!origin.isThin()) {
             throw DriverException.invalidArgument("content source " + source + " is a linear LV: snapshots and clones "
                     + "need a thin volume (StorageClass parameter lvmType=thin)");
         }
-        if (!source.volumeGroup().equals(vg)) {
-            throw DriverException.invalidArgument("content source " + source + " is in volume group "
-                    + source.volumeGroup() + ", the new volume would be in " + vg);
-        }
         return origin;
     }
 
     /** A thin pool must exist, zero new blocks, and stay within its over-provisioning ratio. */
-    private void checkThinRoom(String vg, String pool, BigDecimal ratio, long size) {
-        List<LogicalVolume> lvs = lvm.logicalVolumes(vg);
+    private void checkThinRoom(VolumeGroupContents contents, String pool, BigDecimal ratio, long size) {
+        String vg = contents.group().name();
+        List<LogicalVolume> lvs = contents.volumes();
         LogicalVolume poolLv = lvs.stream().filter(lv -> lv.name().equals(pool) && lv.isThinPool()).findFirst()
                 .orElseThrow(() -> DriverException.failedPrecondition("thin pool " + vg + "/" + pool
                         + " does not exist: create it first (lvcreate --type thin-pool -Zy -L <size> -n " + pool + " "
@@ -245,11 +253,16 @@ public final class VolumeProvisioner {
     }
 
     public ManagedVolume createSnapshot(String csiName, VolumeId source) {
-        LogicalVolume origin = sourceVolume(source, source.volumeGroup());
         String lvName = LvmNames.snapshotLvName(csiName);
         String vg = source.volumeGroup();
+        if (!catalog.volumeGroups().contains(vg)) {
+            throw DriverException.notFound("source volume " + source + " does not exist");
+        }
         try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName)) {
-            Optional<LogicalVolume> existing = lvm.logicalVolume(vg, lvName);
+            VolumeGroupContents contents = lvm.contents(vg).orElseThrow(() -> DriverException.notFound(
+                    "source volume " + source + " does not exist: volume group " + vg + " not found"));
+            LogicalVolume origin = sourceVolume(source, vg, contents);
+            Optional<LogicalVolume> existing = contents.find(lvName);
             if (existing.isPresent()) {
                 ManagedVolume snapshot = ManagedVolume.from(catalog.node(), existing.get())
                         .orElseThrow(() -> DriverException.internal("LV " + existing.get().lvmPath()

@@ -45,6 +45,26 @@ public final class Lvm {
         return LvmReport.volumeGroups(result.stdout()).stream().findFirst();
     }
 
+    /**
+     * The volume group and its visible LVs from one lvs (a second command, vgs, only when the
+     * group has no LV yet); empty when the group does not exist.
+     */
+    public Optional<VolumeGroupContents> contents(String volumeGroup) {
+        CommandResult result = runner.run(command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units",
+                "b", "--nosuffix", "--binary", "-o", String.join(",", LvmReport.LV_AND_VG_FIELDS), "--", volumeGroup));
+        if (!result.succeeded()) {
+            if (result.stderr().contains("not found")) {
+                return Optional.empty();
+            }
+            throw classify(result);
+        }
+        Optional<VolumeGroup> group = LvmReport.groupOfLvReport(result.stdout());
+        if (group.isEmpty()) {
+            return volumeGroup(volumeGroup).map(empty -> new VolumeGroupContents(empty, List.of()));
+        }
+        return Optional.of(new VolumeGroupContents(group.get(), LvmReport.logicalVolumes(result.stdout())));
+    }
+
     /** The visible LVs of a volume group (pool internals are left out). */
     public List<LogicalVolume> logicalVolumes(String volumeGroup) {
         return LvmReport.logicalVolumes(report(volumeGroup));

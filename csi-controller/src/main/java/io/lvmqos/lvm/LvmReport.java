@@ -22,6 +22,9 @@ final class LvmReport {
             "origin", "lv_time", "lv_dm_path", "data_percent", "metadata_percent", "zero", "lv_skip_activation",
             "lv_device_open", "seg_type");
     static final List<String> VG_FIELDS = List.of("vg_name", "vg_size", "vg_free", "vg_extent_size");
+    /** lvs can report its VG's fields on every row: one command then gives both. */
+    static final List<String> LV_AND_VG_FIELDS = java.util.stream.Stream.concat(LV_FIELDS.stream(),
+            VG_FIELDS.stream().filter(f -> !LV_FIELDS.contains(f))).toList();
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final DateTimeFormatter LV_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss Z");
@@ -58,11 +61,20 @@ final class LvmReport {
         return volumes;
     }
 
+    /** The VG fields of an lvs report made with {@link #LV_AND_VG_FIELDS}; empty when it has no rows. */
+    static Optional<VolumeGroup> groupOfLvReport(String json) {
+        return rows(json, "lv").stream().findFirst().map(LvmReport::volumeGroup);
+    }
+
+    private static VolumeGroup volumeGroup(JsonNode row) {
+        return new VolumeGroup(row.path("vg_name").asText(), Long.parseLong(row.path("vg_size").asText()),
+                Long.parseLong(row.path("vg_free").asText()), Long.parseLong(row.path("vg_extent_size").asText()));
+    }
+
     static List<VolumeGroup> volumeGroups(String json) {
         List<VolumeGroup> groups = new ArrayList<>();
         for (JsonNode row : rows(json, "vg")) {
-            groups.add(new VolumeGroup(row.path("vg_name").asText(), Long.parseLong(row.path("vg_size").asText()),
-                    Long.parseLong(row.path("vg_free").asText()), Long.parseLong(row.path("vg_extent_size").asText())));
+            groups.add(volumeGroup(row));
         }
         return groups;
     }

@@ -218,4 +218,33 @@ class LvmReportTest {
         List<LogicalVolume> volumes = LvmReport.logicalVolumes(fixture("/lvm/lvs-linear-two-segments.json"));
         assertEquals(List.of("vol_a", "vol_b"), volumes.stream().map(LogicalVolume::name).toList());
     }
+
+    /** lvs with the VG's fields added, as Lvm.contents asks for them (shape of lvm 2.03.16 output). */
+    private static final String LVS_WITH_VG_FIELDS = """
+              {
+                  "report": [
+                      {
+                          "lv": [
+                              {"lv_name":"thinpool", "vg_name":"vg0", "lv_size":"536870912", "lv_attr":"twi-aotz--", "lv_tags":"", "pool_lv":"", "origin":"", "lv_time":"2026-12-02 11:09:16 +0000", "lv_dm_path":"/dev/mapper/vg0-thinpool", "data_percent":"0.00", "metadata_percent":"10.94", "zero":"1", "lv_skip_activation":"0", "lv_device_open":"1", "segtype":"thin-pool", "vg_size":"2143289344", "vg_free":"1493172224", "vg_extent_size":"4194304"},
+                              {"lv_name":"vol_a", "vg_name":"vg0", "lv_size":"104857600", "lv_attr":"-wi-a-----", "lv_tags":"lvmqos.name=YWJj", "pool_lv":"", "origin":"", "lv_time":"2026-12-02 11:09:16 +0000", "lv_dm_path":"/dev/mapper/vg0-vol_a", "data_percent":"", "metadata_percent":"", "zero":"-1", "lv_skip_activation":"0", "lv_device_open":"0", "segtype":"linear", "vg_size":"2143289344", "vg_free":"1493172224", "vg_extent_size":"4194304"}
+                          ]
+                      }
+                  ]
+              }
+            """;
+
+    @Test
+    void anLvsReportWithVolumeGroupFieldsGivesTheGroupAndItsVolumes() {
+        assertEquals(Optional.of(new VolumeGroup("vg0", 2143289344L, 1493172224L, 4194304L)),
+                LvmReport.groupOfLvReport(LVS_WITH_VG_FIELDS));
+        assertEquals(List.of("thinpool", "vol_a"),
+                LvmReport.logicalVolumes(LVS_WITH_VG_FIELDS).stream().map(LogicalVolume::name).toList());
+        assertTrue(LvmReport.LV_AND_VG_FIELDS.containsAll(LvmReport.LV_FIELDS));
+        assertEquals(1, LvmReport.LV_AND_VG_FIELDS.stream().filter("vg_name"::equals).count());
+    }
+
+    @Test
+    void anEmptyLvsReportHasNoGroup() {
+        assertEquals(Optional.empty(), LvmReport.groupOfLvReport("{\"report\": [{\"lv\": []}]}"));
+    }
 }

@@ -64,15 +64,16 @@ run mounts mount -t sysfs sysfs /sys
 mountpoint -q /dev || run mounts mount -t devtmpfs devtmpfs /dev
 run mounts mkdir -p /dev/shm
 run mounts mount -t tmpfs -o mode=1777 shm /dev/shm
-# The root is read-only: everything that writes (LVM's locks, cgroup mount points, the payload's temp
-# files) goes to these.
-run mounts mount -t tmpfs -o mode=1777 tmp /tmp
+# The root is read-only: everything that writes (LVM's locks, cgroup mount points) goes to /run.
+# /tmp is the host's own /tmp, writable: a checkout cloned under /tmp (as CI may do) must stay
+# visible at the same paths, since the classpath and the run directory are absolute host paths.
+run mounts mount -t hostfs -o /tmp hosttmp /tmp
 run mounts mount -t tmpfs -o mode=755 run /run
 marker "mounts ok"
 
 marker "params start"
 if [ -z "$LVMQOS_PARAMS" ] || [ ! -r "$LVMQOS_PARAMS" ]; then
-    fail params "cannot read parameters file '$LVMQOS_PARAMS' (a run directory under /tmp or /run is hidden by the guest's tmpfs)"
+    fail params "cannot read parameters file '$LVMQOS_PARAMS' (a run directory under /run is hidden by the guest's tmpfs)"
 fi
 . "$LVMQOS_PARAMS" || fail params "cannot source $LVMQOS_PARAMS"
 marker "params ok"

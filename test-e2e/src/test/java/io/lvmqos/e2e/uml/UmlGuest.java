@@ -75,7 +75,7 @@ public final class UmlGuest {
     private static final Pattern SAFE_PATH = Pattern.compile("[A-Za-z0-9/._+-]+");
     // The guest mounts its own file systems over these, hiding the host's.
     private static final List<Path> HIDDEN_IN_GUEST =
-            Stream.of("/tmp", "/run", "/dev", "/proc", "/sys").map(Path::of).toList();
+            Stream.of("/run", "/dev", "/proc", "/sys").map(Path::of).toList();
     private static final List<Path> GUEST_SBIN =
             Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
 

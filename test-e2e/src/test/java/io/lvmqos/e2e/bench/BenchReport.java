@@ -19,9 +19,36 @@ public final class BenchReport {
     }
 
     public static void write(String name, String markdown) throws IOException {
-        Path dir = Path.of(System.getProperty("lvmqos.benchDir", "target/bench"));
+        writeTo(Path.of(System.getProperty("lvmqos.benchDir", "target/bench")), name, markdown);
+        System.out.println(markdown);
+    }
+
+    /** The report file alone, in a directory of the caller's choosing (a guest writes into its output directory). */
+    public static void writeTo(Path dir, String name, String markdown) throws IOException {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve(name + ".md"), markdown);
-        System.out.println(markdown);
+    }
+
+    /** Nanosecond samples as milliseconds, the unit the tables use. */
+    public static double[] millis(long[] nanos) {
+        return Arrays.stream(nanos).mapToDouble(n -> n / 1e6).toArray();
+    }
+
+    public static double mean(double[] values) {
+        return Arrays.stream(values).average().orElse(Double.NaN);
+    }
+
+    /** A duration in milliseconds as the tables print it: two decimals below 100 ms, none above. */
+    public static String ms(double millis) {
+        return millis < 100 ? String.format("%.2f", millis) : String.format("%.0f", millis);
+    }
+
+    /** The host's /proc/loadavg, so that figures taken on a shared machine say how busy it was. */
+    public static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).strip();
+        } catch (IOException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
     }
 }

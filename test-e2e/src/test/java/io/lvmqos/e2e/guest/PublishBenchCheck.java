@@ -1,0 +1,706 @@
+package io.lvmqos.e2e.guest;
+
+import static io.lvmqos.e2e.bench.BenchReport.mean;
+import static io.lvmqos.e2e.bench.BenchReport.ms;
+import static io.lvmqos.e2e.bench.BenchReport.percentile;
+import static io.lvmqos.e2e.guest.Csi2.MIB;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import csi.v1.Csi;
+import csi.v1.IdentityGrpc;
+import csi.v1.NodeGrpc;
+import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.PodCgroups;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.DriverProcess;
+import io.lvmqos.e2e.bench.BenchReport;
+import io.lvmqos.e2e.guest.GuestPods.Pod;
+import io.lvmqos.e2e.guest.GuestPods.QosClass;
+import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.GuestCommand;
+import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.mount.KubeletPaths;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.mount.Mounter;
+import io.lvmqos.volume.IoLimits;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Guest side of PublishBenchmark (issue 4): NodePublishVolume and NodeUnpublishVolume over the
+ * driver's socket, and beside them, in the same rounds, the kernel work of a publish done without
+ * the driver: a {@code mount --bind} + {@code umount} pair by fork/exec (the issue's baseline),
+ * mount(2) and umount2(2) through the driver's own {@link Mounter}, the io.max write through
+ * {@link CgroupLimitsWriter} and as one bare write(2), and the other steps publish takes (mountinfo
+ * reads, path checks, the pod cgroup lookup, a gRPC round trip that does no I/O). Every variant
+ * runs once per round, so that a busy host slows them all alike. After the timed rounds, what one
+ * call costs the driver process in CPU time and in system calls (strace). Writes {@value #REPORT}.md
+ * into the guest's output directory; it measures and reports, it does not assert times.
+ */
+public class PublishBenchCheck {
+
+    public static final String REPORT = "publish";
+
+    private static final int WARMUP = 50;
+    private static final int ROUNDS = 200;
+    private static final long WRITE_BPS = 8L << 20;
+    private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
+    /** The driver's one log line per RPC: "rpc - NodePublishVolume <volume id> 3 ms OK". */
+    private static final Pattern RPC_LINE = Pattern.compile("rpc - (\\w+) \\S+ (\\d+) ms OK");
+    /** Calls per phase of the CPU accounting (one tick of CPU time is 10 ms). */
+    private static final int PER_PHASE = 100;
+    /** Calls per traced phase: short, so that a health check (every 10 s) seldom falls into it. */
+    private static final int TRACED = 30;
+    /** strace -c: "% time seconds usecs/call calls [errors] syscall". */
+    private static final Pattern STRACE_ROW =
+            Pattern.compile("^\\s*[\\d.]+\\s+[\\d.]+\\s+\\d+\\s+(\\d+)\\s+(?:\\d+\\s+)?(\\w+)\\s*$");
+
+    @BeforeAll
+    static void onlyInTheGuest() {
+        GuestEnv.assumeInGuest();
+    }
+
+    @Test
+    void publishAndUnpublishBesideTheKernelWorkAlone() throws Exception {
+        assertEquals(CgroupMode.V2, GuestEnv.cgroupMode(), "the publish benchmark measures io.max: boot with cgroup v2");
+        Path gcLog = GuestEnv.outDir().resolve("driver-publish-gc.log");
+        Path driverLog = GuestEnv.outDir().resolve("driver-publish-bench.log");
+        try (DriverProcess driver = startDriver(driverLog, List.of("-Xlog:gc:file=" + gcLog));
+             CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {
+            Csi.Volume volume = client.controller().createVolume(Csi2.create("bench-publish", 64 * MIB,
+                    Map.of("writeBPS", "8Mi")).build()).getVolume();
+            try {
+                Csi.VolumeCapability capability = Csi2.mount("ext4", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER);
+                Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/bench-publish/globalmount");
+                client.node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
+                        .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                        .setVolumeCapability(capability).build());
+                try {
+                    Pod pod = GuestPods.create(QosClass.BURSTABLE);
+                    try (Rounds rounds = new Rounds(client, volume, capability, staging, pod)) {
+                        for (int i = 0; i < WARMUP; i++) {
+                            rounds.run(i, false);
+                        }
+                        long gcBefore = Files.size(gcLog);
+                        for (int i = WARMUP; i < WARMUP + ROUNDS; i++) {
+                            rounds.run(i, true);
+                        }
+                        String gcDuringRounds = Files.readString(gcLog).substring((int) gcBefore);
+                        String report = rounds.report(Files.readString(driverLog), gcDuringRounds);
+                        // after the timed rounds: tracing and CPU accounting must not disturb them
+                        report += driverCostPerCall(driver.process().pid(), rounds);
+                        BenchReport.writeTo(GuestEnv.outDir(), REPORT, report);
+                    } finally {
+                        GuestPods.remove(pod);
+                    }
+                } finally {
+                    client.node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
+                            .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build());
+                }
+            } finally {
+                client.controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
+                        .setVolumeId(volume.getVolumeId()).build());
+            }
+            driver.terminate(Duration.ofSeconds(20));
+        }
+    }
+
+    private interface Phase {
+        void call(int index) throws IOException;
+
+        interface Body {
+            void run() throws IOException;
+        }
+    }
+
+    /**
+     * What one call costs the driver process: CPU time (utime + stime from /proc, over
+     * {@value #PER_PHASE} calls with nothing attached), then the system calls it makes (strace -c -f
+     * attached to all its threads, over {@value #TRACED} calls). System calls are what a
+     * user-mode-Linux guest makes expensive, and they show what the JVM does per RPC.
+     */
+    private static String driverCostPerCall(long pid, Rounds rounds) throws Exception {
+        Map<String, Phase> phases = new LinkedHashMap<>();
+        phases.put("NodeGetCapabilities", i -> rounds.client.node()
+                .nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest.getDefaultInstance()));
+        phases.put("Probe", i -> rounds.client.identity().probe(Csi.ProbeRequest.getDefaultInstance()));
+        phases.put("NodePublishVolume + NodeUnpublishVolume", i -> rounds.driverPair(i, false));
+        StringBuilder md = new StringBuilder("\nWhat one call costs the driver process (after the timed rounds; CPU ")
+                .append("from /proc/<pid>/stat over ").append(PER_PHASE).append(" calls, then system calls counted ")
+                .append("by `strace -c -f` on all its threads over another ").append(TRACED).append("). UML's ")
+                .append("vDSO turns clock_gettime into a real system call, which a normal kernel answers in user ")
+                .append("space, so those rows count calls that cost nothing there:\n\n")
+                .append("| calls | wall per call (ms) | driver CPU per call (ms) | driver syscalls per call | ")
+                .append("most frequent (per call) |\n|---|---|---|---|---|\n");
+        int index = 10_000;
+        for (Map.Entry<String, Phase> phase : phases.entrySet()) {
+            long cpuBefore = cpuTicks(pid);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < PER_PHASE; i++) {
+                phase.getValue().call(index++);
+            }
+            double wall = (System.nanoTime() - t0) / 1e6 / PER_PHASE;
+            // USER_HZ is 100: one tick is 10 ms
+            double cpu = (cpuTicks(pid) - cpuBefore) * 10.0 / PER_PHASE;
+            Map<String, Long> syscalls = Map.of();
+            for (int attempt = 0; attempt < 3; attempt++) {
+                int first = index;
+                index += TRACED;
+                syscalls = traced(pid, phase.getKey(), () -> {
+                    for (int i = first; i < first + TRACED; i++) {
+                        phase.getValue().call(i);
+                    }
+                });
+                // a health check (every 10 s) forks lvm: the phase then counts its system calls too
+                if (!syscalls.containsKey("execve")) {
+                    break;
+                }
+            }
+            long total = syscalls.getOrDefault("total", 0L);
+            String top = syscalls.entrySet().stream().filter(e -> !e.getKey().equals("total"))
+                    .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(6)
+                    .map(e -> e.getKey() + " " + String.format("%.1f", e.getValue() / (double) TRACED))
+                    .collect(java.util.stream.Collectors.joining(", "));
+            md.append("| ").append(phase.getKey()).append(" | ").append(ms(wall)).append(" | ").append(ms(cpu))
+                    .append(" | ").append(String.format("%.0f", total / (double) TRACED)).append(" | ").append(top)
+                    .append(syscalls.containsKey("execve") ? " (a health check's lvm ran meanwhile)" : "")
+                    .append(" |\n");
+        }
+        return md.toString();
+    }
+
+    private static long cpuTicks(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // after "pid (comm) ": state is field 3, utime 14 and stime 15
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+    }
+
+    private static Map<String, Long> traced(long pid, String name, Phase.Body body) throws Exception {
+        Path summary = GuestEnv.outDir().resolve("strace-" + name.replaceAll("[^A-Za-z]+", "-") + ".txt");
+        Process strace = new ProcessBuilder(program("strace").toString(), "-c", "-f", "-q", "-o", summary.toString(),
+                "-p", Long.toString(pid)).redirectErrorStream(true)
+                .redirectOutput(GuestEnv.outDir().resolve("strace.log").toFile()).start();
+        try {
+            awaitTraced(pid, strace);
+            body.run();
+        } finally {
+            strace.destroy(); // SIGTERM: strace detaches and writes its summary
+            strace.waitFor(60, TimeUnit.SECONDS);
+        }
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(summary)) {
+            Matcher m = STRACE_ROW.matcher(line);
+            if (m.matches()) {
+                counts.put(m.group(2), Long.parseLong(m.group(1)));
+            }
+        }
+        return counts;
+    }
+
+    /** Every thread of the driver has a tracer once strace has attached to all of them. */
+    private static void awaitTraced(long pid, Process strace) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            boolean all = true;
+            try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+                for (Path task : tasks.toList()) {
+                    try {
+                        all &= Files.readAllLines(task.resolve("status")).stream()
+                                .anyMatch(l -> l.startsWith("TracerPid:") && !l.endsWith("\t0"));
+                    } catch (IOException threadEnded) {
+                        // a thread that ended needs no tracer
+                    }
+                }
+            }
+            if (all) {
+                return;
+            }
+            if (!strace.isAlive() || System.nanoTime() > deadline) {
+                throw new AssertionError("strace did not attach to every thread of " + pid);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static Path program(String name) {
+        Path bin = Path.of("/bin", name);
+        return Files.isExecutable(bin) ? bin : CommandRunner.locate(name);
+    }
+
+    /**
+     * The driver as {@link GuestDriver} starts it (shipped JVM flags, the guest's kubelet directory,
+     * cgroup root and volume groups), plus measuring flags of the caller's, and waits until Probe
+     * says ready.
+     */
+    static DriverProcess startDriver(Path log, List<String> extraJvmFlags) throws Exception {
+        GuestDriver.prepareKubeletDir();
+        List<String> flags = new ArrayList<>(DriverProcess.shippedJvmFlags());
+        flags.addAll(extraJvmFlags);
+        List<String> args = new ArrayList<>(List.of("--node-id", GuestDriver.NODE, "--kubelet-dir",
+                GuestDriver.KUBELET.toString(), "--cgroup-root", GuestEnv.cgroupRoot().toString()));
+        GuestEnv.volumeGroups().forEach(vg -> args.addAll(List.of("--volume-group", vg)));
+        Files.createDirectories(GuestDriver.SOCKET.getParent());
+        Files.deleteIfExists(GuestDriver.SOCKET);
+        DriverProcess process = DriverProcess.start(GuestDriver.SOCKET, log, flags, args.toArray(String[]::new));
+        try {
+            CsiClient.awaitSocket(GuestDriver.SOCKET, Duration.ofSeconds(120));
+            try (CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                while (!client.identity().probe(Csi.ProbeRequest.getDefaultInstance()).getReady().getValue()) {
+                    if (System.nanoTime() > deadline) {
+                        throw new AssertionError("the driver did not become ready within 120 s:\n" + process.log());
+                    }
+                    Thread.sleep(100);
+                }
+            }
+            return process;
+        } catch (Exception | AssertionError e) {
+            process.close();
+            throw e;
+        }
+    }
+
+    /** Nanosecond samples of one measured step, in round order. */
+    private static final class Series {
+        private final long[] nanos = new long[ROUNDS];
+        private int count;
+
+        void add(long value) {
+            nanos[count++] = value;
+        }
+
+        double[] millis() {
+            return BenchReport.millis(java.util.Arrays.copyOf(nanos, count));
+        }
+
+        double p50() {
+            return percentile(millis(), 50);
+        }
+    }
+
+    /** One round runs every variant once; {@code record} is false during the warm-up. */
+    private static final class Rounds implements AutoCloseable {
+        private final CsiClient client;
+        private final Csi.Volume volume;
+        private final Csi.VolumeCapability capability;
+        private final Path staging;
+        private final Pod pod;
+        private final DeviceNumber device;
+        private final Path mountProgram;
+        private final Path umountProgram;
+        private final Mounter mounter = Mounter.create();
+        private final MountTable mountTable = new MountTable();
+        private final CgroupLimitsWriter writer = new CgroupLimitsWriter(GuestEnv.cgroupRoot());
+        private final PodCgroups podCgroups = new PodCgroups(GuestEnv.cgroupRoot());
+        private final KubeletPaths paths = new KubeletPaths(GuestDriver.KUBELET);
+        private final IoLimits limits = new IoLimits(OptionalLong.empty(), OptionalLong.of(WRITE_BPS),
+                OptionalLong.empty(), OptionalLong.empty());
+        private final byte[] ioMaxSet;
+        private final byte[] ioMaxClear;
+        private final Map<String, Series> series = new LinkedHashMap<>();
+
+        private final Path pingPongSocket = Path.of("/tmp/bench-ping-pong.sock");
+        private final ServerSocketChannel pingPongServer;
+        private final SocketChannel pingPong;
+        private final ByteBuffer oneByte = ByteBuffer.allocate(1);
+        private final FileOutputStream logOnHostfs;
+        private final FileOutputStream logOnTmpfs;
+        private final byte[] logLine;
+
+        Rounds(CsiClient client, Csi.Volume volume, Csi.VolumeCapability capability, Path staging, Pod pod)
+                throws IOException {
+            this.client = client;
+            this.volume = volume;
+            this.capability = capability;
+            this.staging = staging;
+            this.pod = pod;
+            String[] id = volume.getVolumeId().split("/");
+            this.device = DeviceNumber.of(Path.of("/dev", id[2], id[3]));
+            this.mountProgram = program("mount");
+            this.umountProgram = program("umount");
+            // the line the driver writes (IoMax.line), and the all-"max" line that lifts it
+            this.ioMaxSet = (device + " rbps=max wbps=" + WRITE_BPS + " riops=max wiops=max")
+                    .getBytes(StandardCharsets.US_ASCII);
+            this.ioMaxClear = (device + " rbps=max wbps=max riops=max wiops=max").getBytes(StandardCharsets.US_ASCII);
+            // a thread of this JVM echoes one byte: the floor of a request and its answer over a unix socket
+            Files.deleteIfExists(pingPongSocket);
+            this.pingPongServer = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            pingPongServer.bind(UnixDomainSocketAddress.of(pingPongSocket));
+            Thread.ofPlatform().daemon().name("echo").start(this::echo);
+            this.pingPong = SocketChannel.open(UnixDomainSocketAddress.of(pingPongSocket));
+            // the driver logs one line per RPC to a file in the run's output directory (hostfs in the guest)
+            this.logOnHostfs = new FileOutputStream(GuestEnv.outDir().resolve("bench-append.log").toFile(), true);
+            this.logOnTmpfs = new FileOutputStream("/tmp/bench-append.log", true);
+            this.logLine = ("2026-01-01T00:00:00.000Z INFO rpc - NodePublishVolume " + volume.getVolumeId()
+                    + " 5 ms OK\n").getBytes(StandardCharsets.UTF_8);
+        }
+
+        private void echo() {
+            try (SocketChannel peer = pingPongServer.accept()) {
+                ByteBuffer buffer = ByteBuffer.allocate(1);
+                while (peer.read(buffer) > 0) {
+                    buffer.flip();
+                    peer.write(buffer);
+                    buffer.clear();
+                }
+            } catch (IOException closed) {
+                // the measuring side closed the socket: done
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            pingPong.close();
+            pingPongServer.close();
+            Files.deleteIfExists(pingPongSocket);
+            logOnHostfs.close();
+            logOnTmpfs.close();
+        }
+
+        private void record(boolean record, String name, long nanos) {
+            if (record) {
+                series.computeIfAbsent(name, n -> new Series()).add(nanos);
+            }
+        }
+
+        void run(int round, boolean record) throws IOException {
+            driverPair(round, record);
+            forkExecPair(round, record);
+            mounterPair(round, record);
+            cgroupWrites(record);
+            otherSteps(round, record);
+            floors(round, record);
+        }
+
+        private void driverPair(int round, boolean record) throws IOException {
+            Path target = pod.volumePath("pv-" + round);
+            Csi.NodePublishVolumeRequest publish = Csi.NodePublishVolumeRequest.newBuilder()
+                    .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                    .setTargetPath(target.toString()).setVolumeCapability(capability)
+                    .putAllVolumeContext(volume.getVolumeContextMap())
+                    .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid())
+                    .putVolumeContext("csi.storage.k8s.io/pod.name", "bench-" + pod.uid().substring(0, 8))
+                    .putVolumeContext("csi.storage.k8s.io/pod.namespace", "default")
+                    .putVolumeContext("csi.storage.k8s.io/ephemeral", "false")
+                    .build();
+            Csi.NodeUnpublishVolumeRequest unpublish = Csi.NodeUnpublishVolumeRequest.newBuilder()
+                    .setVolumeId(volume.getVolumeId()).setTargetPath(target.toString()).build();
+            NodeGrpc.NodeBlockingStub node = client.node();
+            long t0 = System.nanoTime();
+            node.nodePublishVolume(publish);
+            long t1 = System.nanoTime();
+            assertTrue(limitLine().isPresent(), "after publish " + round + ", io.max limits " + device + ": " + ioMax());
+            node = client.node();
+            long t2 = System.nanoTime();
+            node.nodeUnpublishVolume(unpublish);
+            long t3 = System.nanoTime();
+            assertFalse(limitLine().isPresent(), "after unpublish " + round + ", io.max no longer limits " + device
+                    + ": " + ioMax());
+            assertFalse(Files.exists(target), "unpublish removes " + target);
+            Files.delete(target.getParent()); // kubelet removes the <pv> directory too, outside the RPC
+            record(record, "publish", t1 - t0);
+            record(record, "unpublish", t3 - t2);
+            record(record, "driverPair", (t1 - t0) + (t3 - t2));
+        }
+
+        private void forkExecPair(int round, boolean record) throws IOException {
+            Path target = pod.volumePath("exec-" + round);
+            Files.createDirectories(target);
+            long t0 = System.nanoTime();
+            GuestCommand.run(COMMAND_TIMEOUT, List.of(mountProgram.toString(), "--bind", staging.toString(),
+                    target.toString())).requireSuccess();
+            long t1 = System.nanoTime();
+            GuestCommand.run(COMMAND_TIMEOUT, List.of(umountProgram.toString(), target.toString())).requireSuccess();
+            long t2 = System.nanoTime();
+            removeTarget(target);
+            record(record, "execMount", t1 - t0);
+            record(record, "execUmount", t2 - t1);
+            record(record, "execPair", t2 - t0);
+        }
+
+        private void mounterPair(int round, boolean record) throws IOException {
+            Path target = pod.volumePath("ffi-" + round);
+            Files.createDirectories(target);
+            long t0 = System.nanoTime();
+            mounter.bindMount(staging, target, false);
+            long t1 = System.nanoTime();
+            mounter.unmount(target);
+            long t2 = System.nanoTime();
+            removeTarget(target);
+            record(record, "ffiMount", t1 - t0);
+            record(record, "ffiUmount", t2 - t1);
+            record(record, "ffiPair", t2 - t0);
+        }
+
+        private void cgroupWrites(boolean record) throws IOException {
+            long t0 = System.nanoTime();
+            writer.apply(pod.cgroup(), device, limits);
+            long t1 = System.nanoTime();
+            writer.remove(pod.cgroup(), device);
+            long t2 = System.nanoTime();
+            writeIoMax(ioMaxSet);
+            long t3 = System.nanoTime();
+            writeIoMax(ioMaxClear);
+            long t4 = System.nanoTime();
+            assertFalse(limitLine().isPresent(), "the bare io.max writes leave no limit behind: " + ioMax());
+            record(record, "cgroupApply", t1 - t0);
+            record(record, "cgroupRemove", t2 - t1);
+            record(record, "ioMaxSet", t3 - t2);
+            record(record, "ioMaxClear", t4 - t3);
+        }
+
+        private void otherSteps(int round, boolean record) {
+            long t0 = System.nanoTime();
+            mountTable.read();
+            long t1 = System.nanoTime();
+            podCgroups.require(pod.uid());
+            long t2 = System.nanoTime();
+            Path target = pod.volumePath("paths-" + round);
+            // what publish does with its paths: check target and staging, create the target
+            long t3 = System.nanoTime();
+            paths.check(target);
+            paths.check(staging);
+            paths.createDirectory(target);
+            long t4 = System.nanoTime();
+            // and unpublish: check the target, remove it
+            paths.check(target);
+            paths.remove(target);
+            long t5 = System.nanoTime();
+            paths.remove(target.getParent());
+            NodeGrpc.NodeBlockingStub node = client.node();
+            long t6 = System.nanoTime();
+            node.nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest.getDefaultInstance());
+            long t7 = System.nanoTime();
+            IdentityGrpc.IdentityBlockingStub identity = client.identity();
+            long t8 = System.nanoTime();
+            identity.probe(Csi.ProbeRequest.getDefaultInstance());
+            long t9 = System.nanoTime();
+            record(record, "grpcProbe", t9 - t8);
+            record(record, "mountinfo", t1 - t0);
+            record(record, "podLookup", t2 - t1);
+            record(record, "pathsPublish", t4 - t3);
+            record(record, "pathsUnpublish", t5 - t4);
+            record(record, "grpc", t7 - t6);
+        }
+
+        private void floors(int round, boolean record) throws IOException {
+            oneByte.clear().put((byte) 1).flip();
+            long t0 = System.nanoTime();
+            pingPong.write(oneByte);
+            oneByte.clear();
+            pingPong.read(oneByte);
+            long t1 = System.nanoTime();
+            logOnHostfs.write(logLine);
+            long t2 = System.nanoTime();
+            logOnTmpfs.write(logLine);
+            long t3 = System.nanoTime();
+            Path target = pod.volumePath("mkdir-" + round).resolve("mount");
+            Files.createDirectories(target.getParent());
+            long t4 = System.nanoTime();
+            Files.createDirectory(target);
+            long t5 = System.nanoTime();
+            Files.delete(target);
+            long t6 = System.nanoTime();
+            Files.delete(target.getParent());
+            record(record, "pingPong", t1 - t0);
+            record(record, "logHostfs", t2 - t1);
+            record(record, "logTmpfs", t3 - t2);
+            record(record, "mkdir", t5 - t4);
+            record(record, "rmdir", t6 - t5);
+        }
+
+        private void removeTarget(Path target) throws IOException {
+            Files.delete(target);
+            Files.delete(target.getParent());
+        }
+
+        /** One write(2), as the driver writes cgroup files. */
+        private void writeIoMax(byte[] line) throws IOException {
+            try (FileChannel channel = FileChannel.open(pod.cgroup().resolve("io.max"), StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                channel.write(ByteBuffer.wrap(line));
+            }
+        }
+
+        private String ioMax() {
+            try {
+                return Files.readString(pod.cgroup().resolve("io.max"));
+            } catch (IOException e) {
+                return "(unreadable: " + e + ")";
+            }
+        }
+
+        private java.util.Optional<String> limitLine() {
+            return ioMax().lines().filter(l -> l.startsWith(device + " ") && l.contains("wbps=" + WRITE_BPS)).findFirst();
+        }
+
+        private Series s(String name) {
+            return series.get(name);
+        }
+
+        private String row(String label, String name) {
+            double[] values = s(name).millis();
+            return "| " + label + " | " + ms(percentile(values, 50)) + " | " + ms(percentile(values, 99)) + " | "
+                    + ms(mean(values)) + " |\n";
+        }
+
+        private static String row(String label, double[] values) {
+            if (values.length == 0) {
+                return "| " + label + " | - | - | - |\n";
+            }
+            return "| " + label + " | " + ms(percentile(values, 50)) + " | " + ms(percentile(values, 99)) + " | "
+                    + ms(mean(values)) + " |\n";
+        }
+
+        static String measuringJvmFlags() {
+            return String.join(" ", java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+                    .stream().filter(flag -> flag.startsWith("-X")).toList());
+        }
+
+        /** The driver's own durations of the last {@code ROUNDS} calls of a method, from its RPC log (whole ms). */
+        private static double[] serverSide(String log, String method) {
+            List<Double> found = new ArrayList<>();
+            Matcher m = RPC_LINE.matcher(log);
+            while (m.find()) {
+                if (m.group(1).equals(method)) {
+                    found.add(Double.parseDouble(m.group(2)));
+                }
+            }
+            return found.subList(Math.max(0, found.size() - ROUNDS), found.size()).stream()
+                    .mapToDouble(Double::doubleValue).toArray();
+        }
+
+        String report(String driverLog, String gcLog) {
+            double publish = s("publish").p50();
+            double unpublish = s("unpublish").p50();
+            double execPair = s("execPair").p50();
+            StringBuilder md = new StringBuilder();
+            md.append("## NodePublishVolume and NodeUnpublishVolume (issue 4)\n\n")
+                    .append("User-mode-Linux guest (6.1 kernel, 1 CPU), cgroup v2. One linear 64 MiB ext4 volume with ")
+                    .append("`writeBPS: 8Mi`, staged once; one pod cgroup in the systemd layout (burstable). ")
+                    .append(ROUNDS).append(" rounds after ").append(WARMUP).append(" warm-up rounds; each round ")
+                    .append("publishes to a fresh target `/run/kubelet/pods/<uid>/volumes/kubernetes.io~csi/pv-<n>/mount` ")
+                    .append("(volume_context with `csi.storage.k8s.io/pod.uid`), checks io.max, unpublishes it, then ")
+                    .append("runs every comparison below once, so all variants see the same load. Driver: its own ")
+                    .append("process with deploy/jvm.options (plus `-Xlog:gc` to a file), over the unix socket; the ")
+                    .append("other rows run in the measuring JVM (").append(measuringJvmFlags())
+                    .append("). Client-side wall times unless noted.\n\n")
+                    .append("| what | p50 (ms) | p99 (ms) | mean (ms) |\n|---|---|---|---|\n")
+                    .append(row("**NodePublishVolume** (driver, over the socket)", "publish"))
+                    .append(row("**NodeUnpublishVolume** (driver, over the socket)", "unpublish"))
+                    .append(row("publish + unpublish pair (driver)", "driverPair"))
+                    .append(row("NodePublishVolume as the driver logged it (server side, whole ms)",
+                            serverSide(driverLog, "NodePublishVolume")))
+                    .append(row("NodeUnpublishVolume as the driver logged it (server side, whole ms)",
+                            serverSide(driverLog, "NodeUnpublishVolume")))
+                    .append(row("`" + mountProgram + " --bind` by fork/exec", "execMount"))
+                    .append(row("`" + umountProgram + "` by fork/exec", "execUmount"))
+                    .append(row("**`mount --bind` + `umount` pair by fork/exec** (the issue's baseline)", "execPair"))
+                    .append(row("bind mount(2) via `Mounter.bindMount` (jnr-ffi, O_PATH checks)", "ffiMount"))
+                    .append(row("umount2(2) via `Mounter.unmount`", "ffiUmount"))
+                    .append(row("Mounter bind + unmount pair", "ffiPair"))
+                    .append(row("`CgroupLimitsWriter.apply` (controller checks, io.max write, read-back)", "cgroupApply"))
+                    .append(row("`CgroupLimitsWriter.remove` (read, write, read-back)", "cgroupRemove"))
+                    .append(row("one bare write(2) of the limit line to io.max", "ioMaxSet"))
+                    .append(row("one bare write(2) of the all-max line to io.max", "ioMaxClear"))
+                    .append(row("`MountTable.read()` (/proc/self/mountinfo read + parse)", "mountinfo"))
+                    .append(row("`PodCgroups.require` (pod cgroup lookup)", "podLookup"))
+                    .append(row("`KubeletPaths` checks + mkdir of the target (as publish does)", "pathsPublish"))
+                    .append(row("`KubeletPaths` check + rmdir of the target (as unpublish does)", "pathsUnpublish"))
+                    .append(row("bare mkdir(2) of the target (parent exists)", "mkdir"))
+                    .append(row("bare rmdir(2) of the target", "rmdir"))
+                    .append(row("NodeGetCapabilities round trip (gRPC, no I/O, one info log line)", "grpc"))
+                    .append(row("NodeGetCapabilities as the driver logged it (server side, whole ms)",
+                            serverSide(driverLog, "NodeGetCapabilities")))
+                    .append(row("Probe round trip (gRPC, no I/O, logged at debug: no line)", "grpcProbe"))
+                    .append(row("1-byte ping-pong over a unix socket between two threads of one JVM", "pingPong"))
+                    .append(row("append of one RPC log line to a file in the run's output dir (hostfs)", "logHostfs"))
+                    .append(row("append of one RPC log line to a file in /tmp (tmpfs)", "logTmpfs"))
+                    .append("\n**publish p50 / fork-exec pair p50 = ").append(String.format("%.3f", publish / execPair))
+                    .append("** (target: at most 0.25). Unpublish p50 / fork-exec pair p50 = ")
+                    .append(String.format("%.3f", unpublish / execPair)).append(".\n\n");
+            double mount = s("ffiMount").p50();
+            double apply = s("cgroupApply").p50();
+            double umount = s("ffiUmount").p50();
+            double remove = s("cgroupRemove").p50();
+            md.append("Share of the kernel work (each step's p50 measured alone, in the measuring JVM):\n\n")
+                    .append("| | publish | unpublish |\n|---|---|---|\n")
+                    .append("| driver p50 | ").append(ms(publish)).append(" ms | ").append(ms(unpublish)).append(" ms |\n")
+                    .append("| mount(2) / umount2(2) (Mounter) | ").append(msShare(mount, publish)).append(" | ")
+                    .append(msShare(umount, unpublish)).append(" |\n")
+                    .append("| cgroup writes (CgroupLimitsWriter apply / remove) | ").append(msShare(apply, publish))
+                    .append(" | ").append(msShare(remove, unpublish)).append(" |\n")
+                    .append("| **gRPC + Java (the rest)** | ").append(msShare(publish - mount - apply, publish))
+                    .append(" | ").append(msShare(unpublish - umount - remove, unpublish)).append(" |\n\n");
+            double mountinfo = s("mountinfo").p50();
+            double paths = s("pathsPublish").p50();
+            double unpaths = s("pathsUnpublish").p50();
+            double lookup = s("podLookup").p50();
+            double grpc = s("grpc").p50();
+            md.append("The rest, split further (publish reads mountinfo 3 times: its target, the second-writer ")
+                    .append("check, the staging path; unpublish once; the gRPC row is the NodeGetCapabilities round ")
+                    .append("trip, which includes the RPC log line):\n\n")
+                    .append("| | publish | unpublish |\n|---|---|---|\n")
+                    .append("| gRPC round trip + interceptor + log line | ").append(msShare(grpc, publish)).append(" | ")
+                    .append(msShare(grpc, unpublish)).append(" |\n")
+                    .append("| mountinfo read + parse (× 3 / × 1) | ").append(msShare(3 * mountinfo, publish))
+                    .append(" | ").append(msShare(mountinfo, unpublish)).append(" |\n")
+                    .append("| KubeletPaths checks + mkdir / rmdir | ").append(msShare(paths, publish)).append(" | ")
+                    .append(msShare(unpaths, unpublish)).append(" |\n")
+                    .append("| pod cgroup lookup | ").append(msShare(lookup, publish)).append(" | ")
+                    .append(msShare(lookup, unpublish)).append(" |\n")
+                    .append("| not explained by the parts | ")
+                    .append(msShare(publish - mount - apply - grpc - 3 * mountinfo - paths - lookup, publish))
+                    .append(" | ").append(msShare(unpublish - umount - remove - grpc - mountinfo - unpaths - lookup,
+                            unpublish)).append(" |\n\n");
+            md.append("Parts measured alone run in another JVM with other caches, so the split is an estimate and ")
+                    .append("the unexplained line can come out slightly negative. Mount table during the rounds: ")
+                    .append(mountTable.read().size()).append(" entries. ").append(gcSummary(gcLog)).append("\n");
+            return md.toString();
+        }
+
+        private static String msShare(double millis, double whole) {
+            return ms(millis) + " ms (" + Math.round(100 * millis / whole) + " %)";
+        }
+
+        /** The driver's collections while the measured rounds ran, from its -Xlog:gc file. */
+        private static String gcSummary(String gcLog) {
+            Matcher m = Pattern.compile("Pause .* (\\d+(?:\\.\\d+)?)ms").matcher(gcLog);
+            int pauses = 0;
+            double total = 0;
+            while (m.find()) {
+                pauses++;
+                total += Double.parseDouble(m.group(1));
+            }
+            return "Driver GC during the " + ROUNDS + " measured rounds (" + ROUNDS + " publish/unpublish pairs, "
+                    + 2 * ROUNDS + " other RPCs): " + pauses + " pauses, " + String.format("%.1f", total)
+                    + " ms in total.";
+        }
+    }
+}

@@ -40,10 +40,17 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     private final VolumeProvisioner provisioner;
     private final String node;
+    /** Every node's plugin watches its PersistentVolumes and applies their VolumeAttributesClass itself. */
+    private final boolean ownersApplyClasses;
 
     public ControllerService(VolumeProvisioner provisioner) {
+        this(provisioner, false);
+    }
+
+    public ControllerService(VolumeProvisioner provisioner, boolean ownersApplyClasses) {
         this.provisioner = provisioner;
         this.node = provisioner.catalog().node();
+        this.ownersApplyClasses = ownersApplyClasses;
     }
 
     @Override
@@ -152,7 +159,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     /**
      * Changes the limits of a volume (the external-resizer calls this for a VolumeAttributesClass):
-     * stored in its LV tags and rewritten at once in the cgroups of the pods using it.
+     * stored in its LV tags and rewritten at once in the cgroups of the pods using it. The resizer
+     * is leader-elected and calls the plugin of its own node; for another node's volume, when the
+     * plugins watch Kubernetes, the parameters are validated and OK is answered: the resizer then
+     * records the class in the PersistentVolume, and the owning node's watcher applies it.
      */
     @Override
     public void controllerModifyVolume(Csi.ControllerModifyVolumeRequest request,
@@ -160,10 +170,13 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         QosSpec change = QosParameters.parseMutable(request.getMutableParametersMap());
         VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
-                .filter(parsed -> parsed.node().equals(node))
-                .orElseThrow(() -> DriverException.notFound("volume " + request.getVolumeId() + " does not exist on node "
-                        + node));
-        provisioner.modifyQos(id, change);
+                .orElseThrow(() -> DriverException.notFound("volume " + request.getVolumeId() + " does not exist"));
+        if (id.node().equals(node)) {
+            provisioner.modifyQos(id, change);
+        } else if (!ownersApplyClasses) {
+            throw DriverException.notFound("volume " + id + " lives on node " + id.node() + ", not on node " + node
+                    + ", and the plugins do not watch Kubernetes (--watch-kubernetes) to hand the change to it");
+        }
         reply.onNext(Csi.ControllerModifyVolumeResponse.getDefaultInstance());
         reply.onCompleted();
     }

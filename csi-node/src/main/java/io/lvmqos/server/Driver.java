@@ -6,6 +6,8 @@ import io.lvmqos.controller.VolumeProvisioner;
 import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
+import io.lvmqos.kube.VolumeAttributesWatcher;
+import io.lvmqos.kube.VolumeModifier;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
@@ -55,11 +57,12 @@ public final class Driver {
                 new VolumeStats(runner, mountTable), locks);
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
-                new ControllerService(provisioner),
+                new ControllerService(provisioner, settings.watchKubernetes()),
                 node);
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
+        AutoCloseable watcher = settings.watchKubernetes() ? watchKubernetes(settings, provisioner) : () -> { };
         // the first health check also warms the volume index; both run after the socket is open
         Thread.ofPlatform().daemon().name("startup").start(() -> {
             health.start(HEALTH_PERIOD);
@@ -72,6 +75,11 @@ public final class Driver {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping: finishing calls in progress (at most {} s)", SHUTDOWN_GRACE.toSeconds());
             try {
+                watcher.close();
+            } catch (Exception e) {
+                log.warn("could not stop watching Kubernetes: {}", e.toString());
+            }
+            try {
                 server.shutdown(SHUTDOWN_GRACE);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -79,5 +87,13 @@ public final class Driver {
             health.close();
         }, "shutdown"));
         server.awaitTermination();
+    }
+
+    /** A method of its own, so that the Kubernetes client's classes are loaded only when the flag is on. */
+    private static AutoCloseable watchKubernetes(DriverSettings settings, VolumeProvisioner provisioner) {
+        VolumeAttributesWatcher watcher = VolumeAttributesWatcher.inCluster(settings.driverName(), settings.nodeId(),
+                VolumeModifier.of(provisioner));
+        watcher.start();
+        return watcher;
     }
 }

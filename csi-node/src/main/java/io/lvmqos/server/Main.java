@@ -34,6 +34,11 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--cgroup-root", defaultValue = "/sys/fs/cgroup", description = "where the host's cgroup tree is mounted (default: ${DEFAULT-VALUE})")
     Path cgroupRoot;
 
+    @Option(names = "--watch-kubernetes", description = "watch this node's PersistentVolumes and their VolumeAttributesClasses"
+            + " through the Kubernetes API (the pod's service account) and apply class changes here; ControllerModifyVolume"
+            + " for another node's volume then answers OK and leaves it to that node")
+    boolean watchKubernetes;
+
     public static void main(String[] args) {
         CommandLine commandLine = new CommandLine(new Main());
         commandLine.setParameterExceptionHandler((failure, arguments) -> {
@@ -73,7 +78,7 @@ public final class Main implements Callable<Integer> {
                     "--kubelet-dir and --cgroup-root must be absolute paths");
         }
         return new DriverSettings(socket, nodeId, driverName, groups, kubeletDir.normalize(), cgroupRoot.normalize(),
-                BuildVersion.version());
+                watchKubernetes, BuildVersion.version());
     }
 
     /** The version Maven put into the jar. */

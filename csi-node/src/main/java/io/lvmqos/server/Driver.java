@@ -10,6 +10,7 @@ import io.lvmqos.kube.VolumeAttributesWatcher;
 import io.lvmqos.kube.VolumeModifier;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.metrics.MetricsServer;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BlockDeviceProbe;
@@ -25,6 +26,7 @@ import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.VolumeCatalog;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +49,8 @@ public final class Driver {
         MountTable mountTable = new MountTable();
         java.nio.file.Files.createDirectories(settings.kubeletDir());
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir());
-        PodLimits podLimits = new PodLimits(new PodCgroups(settings.cgroupRoot()),
+        PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
+        PodLimits podLimits = new PodLimits(podCgroups,
                 new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());
         // the controller and the node are one process: a change of limits reaches the pods directly
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
@@ -59,6 +62,10 @@ public final class Driver {
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, settings.watchKubernetes()),
                 node);
+        // before the socket: an address that cannot be bound stops the start, loudly
+        Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
+                : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
+                        kubeletPaths.root(), podCgroups));
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
@@ -85,6 +92,7 @@ public final class Driver {
                 Thread.currentThread().interrupt();
             }
             health.close();
+            metrics.ifPresent(MetricsServer::close);
         }, "shutdown"));
         server.awaitTermination();
     }

@@ -1,11 +1,14 @@
 package io.lvmqos.server;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /** The validated command line. */
 public record DriverSettings(Path socket, String nodeId, String driverName, List<String> volumeGroups,
-                             Path kubeletDir, Path cgroupRoot, boolean watchKubernetes, String version) {
+                             Path kubeletDir, Path cgroupRoot, boolean watchKubernetes, String version,
+                             Optional<InetSocketAddress> metricsAddress) {
 
     public DriverSettings {
         volumeGroups = List.copyOf(volumeGroups);

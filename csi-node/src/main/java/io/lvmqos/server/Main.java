@@ -1,10 +1,13 @@
 package io.lvmqos.server;
 
+import io.lvmqos.metrics.MetricsAddress;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.NodeIds;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -38,6 +41,10 @@ public final class Main implements Callable<Integer> {
             + " through the Kubernetes API (the pod's service account) and apply class changes here; ControllerModifyVolume"
             + " for another node's volume then answers OK and leaves it to that node")
     boolean watchKubernetes;
+
+    @Option(names = "--metrics-address", paramLabel = "[HOST]:PORT", description = "serve Prometheus metrics at"
+            + " http://HOST:PORT/metrics; :PORT listens on every interface, e.g. :9808 (default: off)")
+    String metricsAddress;
 
     public static void main(String[] args) {
         CommandLine commandLine = new CommandLine(new Main());
@@ -77,8 +84,14 @@ public final class Main implements Callable<Integer> {
             throw new CommandLine.ParameterException(new CommandLine(this),
                     "--kubelet-dir and --cgroup-root must be absolute paths");
         }
+        Optional<InetSocketAddress> metrics;
+        try {
+            metrics = Optional.ofNullable(metricsAddress).map(MetricsAddress::parse);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--metrics-address: " + e.getMessage());
+        }
         return new DriverSettings(socket, nodeId, driverName, groups, kubeletDir.normalize(), cgroupRoot.normalize(),
-                watchKubernetes, BuildVersion.version());
+                watchKubernetes, BuildVersion.version(), metrics);
     }
 
     /** The version Maven put into the jar. */

@@ -10,6 +10,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.lvmqos.errors.StatusMapper;
+import io.lvmqos.metrics.RpcMetrics;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -37,6 +38,7 @@ final class RpcInterceptor implements ServerInterceptor {
         ServerCall<Q, R> logged = new SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
+                RpcMetrics.shared().record(method, status.getCode(), System.nanoTime() - started);
                 long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
                 String line = "{} {} {} ms {}{}";
                 Object[] args = {method, record.subject, millis, status.getCode(),

@@ -1,5 +1,6 @@
 package io.lvmqos.e2e;
 
+import io.lvmqos.e2e.guest.MetricsCheck;
 import io.lvmqos.e2e.guest.ModifyCheck;
 import io.lvmqos.e2e.guest.NodeCheck;
 import io.lvmqos.e2e.guest.PropagationCheck;
@@ -26,7 +27,8 @@ class NodeIT {
 
     @TestFactory
     Stream<DynamicTest> nodeOnCgroupV2() {
-        return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class, ModifyCheck.class);
+        return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class, ModifyCheck.class,
+                MetricsCheck.class);
     }
 
     @TestFactory

@@ -1,0 +1,35 @@
+package io.lvmqos.metrics;
+
+import java.util.Optional;
+
+/**
+ * The volume group and LV behind a device-mapper name. LVM names an LV's dm device
+ * {@code <vg>-<lv>} with every '-' inside either name doubled, and hidden layers (a thin pool's
+ * {@code -tpool}, a snapshot's {@code -real}) append one more single-dash part.
+ */
+record DeviceMapperName(String volumeGroup, String logicalVolume) {
+
+    /** Empty for a name LVM did not make, or for one of its hidden layers. */
+    static Optional<DeviceMapperName> parse(String dmName) {
+        StringBuilder part = new StringBuilder();
+        String volumeGroup = null;
+        for (int i = 0; i < dmName.length(); i++) {
+            char c = dmName.charAt(i);
+            if (c != '-') {
+                part.append(c);
+            } else if (i + 1 < dmName.length() && dmName.charAt(i + 1) == '-') {
+                part.append('-');
+                i++;
+            } else if (volumeGroup == null) {
+                volumeGroup = part.toString();
+                part.setLength(0);
+            } else {
+                return Optional.empty();
+            }
+        }
+        if (volumeGroup == null || volumeGroup.isEmpty() || part.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new DeviceMapperName(volumeGroup, part.toString()));
+    }
+}

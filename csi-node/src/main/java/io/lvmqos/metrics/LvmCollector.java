@@ -1,0 +1,71 @@
+package io.lvmqos.metrics;
+
+import io.lvmqos.lvm.LogicalVolume;
+import io.lvmqos.metrics.LvmReports.Snapshot;
+import io.lvmqos.metrics.LvmReports.VolumeGroupReport;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.util.Optional;
+import java.util.OptionalDouble;
+
+/** Capacity of the volume groups and thin pools, from the last LVM report (at most 30 s old when scraped regularly). */
+final class LvmCollector implements MultiCollector {
+
+    static final String VG_SIZE = "lvmqos_volume_group_size_bytes";
+    static final String VG_FREE = "lvmqos_volume_group_free_bytes";
+    static final String POOL_SIZE = "lvmqos_thin_pool_size_bytes";
+    static final String POOL_DATA = "lvmqos_thin_pool_data_used_ratio";
+    static final String POOL_METADATA = "lvmqos_thin_pool_metadata_used_ratio";
+    static final String REPORT_TIME = "lvmqos_lvm_report_timestamp_seconds";
+
+    private final LvmReports reports;
+
+    LvmCollector(LvmReports reports) {
+        this.reports = reports;
+    }
+
+    @Override
+    public MetricSnapshots collect() {
+        Optional<Snapshot> latest = reports.latest();
+        if (latest.isEmpty()) {
+            return new MetricSnapshots();
+        }
+        var vgSize = GaugeSnapshot.builder().name(VG_SIZE).help("Size of the volume group");
+        var vgFree = GaugeSnapshot.builder().name(VG_FREE).help("Unallocated space in the volume group");
+        var poolSize = GaugeSnapshot.builder().name(POOL_SIZE).help("Data size of the thin pool");
+        var poolData = GaugeSnapshot.builder().name(POOL_DATA)
+                .help("Fraction of the thin pool's data space in use (lvs data_percent / 100)");
+        var poolMetadata = GaugeSnapshot.builder().name(POOL_METADATA)
+                .help("Fraction of the thin pool's metadata space in use (lvs metadata_percent / 100)");
+        for (VolumeGroupReport report : latest.get().groups()) {
+            Labels group = Labels.of("volume_group", report.group().name());
+            vgSize.dataPoint(gauge(group, report.group().sizeBytes()));
+            vgFree.dataPoint(gauge(group, report.group().freeBytes()));
+            for (LogicalVolume pool : report.thinPools()) {
+                Labels labels = group.add("thin_pool", pool.name());
+                poolSize.dataPoint(gauge(labels, pool.sizeBytes()));
+                ratio(poolData, labels, pool.dataPercent());
+                ratio(poolMetadata, labels, pool.metadataPercent());
+            }
+        }
+        var reportTime = GaugeSnapshot.builder().name(REPORT_TIME)
+                .help("When the LVM report these figures come from finished (Unix time); reports are refreshed"
+                        + " in the background at most every " + LvmReports.MAX_AGE.toSeconds() + " s")
+                .dataPoint(gauge(Labels.EMPTY, latest.get().takenAt().toEpochMilli() / 1e3));
+        return VolumeCollector.nonEmpty(vgSize.build(), vgFree.build(), poolSize.build(), poolData.build(),
+                poolMetadata.build(), reportTime.build());
+    }
+
+    private static void ratio(GaugeSnapshot.Builder family, Labels labels, OptionalDouble percent) {
+        if (percent.isPresent()) {
+            family.dataPoint(gauge(labels, percent.getAsDouble() / 100));
+        }
+    }
+
+    private static GaugeDataPointSnapshot gauge(Labels labels, double value) {
+        return GaugeDataPointSnapshot.builder().labels(labels).value(value).build();
+    }
+}

@@ -1,0 +1,75 @@
+package io.lvmqos.metrics;
+
+import io.lvmqos.cgroup.PodCgroups;
+import io.lvmqos.lvm.Lvm;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.volume.VolumeCatalog;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Prometheus endpoint of the node plugin ({@code --metrics-address}), serving /metrics:
+ * per published volume and pod the limits and the I/O done, per RPC the latency and the errors,
+ * per volume group and thin pool the capacity. Everything except the LVM capacity is computed
+ * when scraped, from the mount table, sysfs, the cgroup tree and the catalog's index.
+ */
+public final class MetricsServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(MetricsServer.class);
+    private static final Path SYS = Path.of("/sys");
+    private static final Path DEV = Path.of("/dev");
+
+    private final HTTPServer http;
+
+    private MetricsServer(HTTPServer http) {
+        this.http = http;
+    }
+
+    /**
+     * Starts serving and starts the first LVM report, so that the first scrape usually has it.
+     *
+     * @param kubeletDir the kubelet directory's real path, as the mount table spells it
+     * @throws IOException when the address cannot be bound (in use, or not an address of this host)
+     */
+    public static MetricsServer start(InetSocketAddress address, VolumeCatalog catalog, Lvm lvm, MountTable mountTable,
+                                      Path kubeletDir, PodCgroups cgroups) throws IOException {
+        PrometheusRegistry registry = new PrometheusRegistry();
+        RpcMetrics.shared().register(registry);
+        PublishedVolumes published = new PublishedVolumes(mountTable, kubeletDir, DEV, new SysBlock(SYS),
+                catalog.node(), catalog.volumeGroups(), catalog::find);
+        registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles()));
+        LvmReports reports = LvmReports.of(lvm, catalog.volumeGroups());
+        registry.register(new LvmCollector(reports));
+        MetricsServer server = serve(address, registry);
+        reports.refreshIfDue();
+        log.info("serving metrics on http://{}:{}/metrics", address.getAddress().getHostAddress(), server.port());
+        return server;
+    }
+
+    /** Serves a registry; scrapes run on virtual threads, as the RPCs do. */
+    static MetricsServer serve(InetSocketAddress address, PrometheusRegistry registry) throws IOException {
+        HTTPServer http = HTTPServer.builder()
+                .inetAddress(address.getAddress())
+                .port(address.getPort())
+                .registry(registry)
+                .executorService(Executors.newVirtualThreadPerTaskExecutor())
+                .buildAndStart();
+        return new MetricsServer(http);
+    }
+
+    /** The port listened on (the one asked for, or the one picked for port 0). */
+    public int port() {
+        return http.getPort();
+    }
+
+    @Override
+    public void close() {
+        http.close();
+    }
+}

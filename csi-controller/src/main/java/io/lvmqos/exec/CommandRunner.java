@@ -32,6 +32,9 @@ public final class CommandRunner {
     private static final List<Path> SEARCH_PATH =
             List.of(Path.of("/usr/sbin"), Path.of("/sbin"), Path.of("/usr/bin"), Path.of("/bin"));
 
+    /** How long the output of a command that has exited may take to drain, even at its deadline. */
+    private static final Duration OUTPUT_GRACE = Duration.ofSeconds(1);
+
     private final Map<String, String> environment;
 
     public CommandRunner(Map<String, String> extraEnvironment) {
@@ -75,12 +78,14 @@ public final class CommandRunner {
                 throw DriverException.deadlineExceeded(
                         command.display() + " did not finish within " + timeout.toMillis() + " ms and was killed");
             }
-            // a background child of the command may still hold the pipes open: bound that wait too
-            long left = Math.max(0, timeout.toNanos() - (System.nanoTime() - started));
+            // a background child of the command may still hold the pipes open: bound that wait too,
+            // but give the pipes a moment to drain for a command that exited just before its timeout
+            long drainUntil = Math.max(started + timeout.toNanos(), System.nanoTime() + OUTPUT_GRACE.toNanos());
             CommandResult result;
             try {
-                result = new CommandResult(command, process.exitValue(), stdout.get(left, TimeUnit.NANOSECONDS),
-                        stderr.get(Math.max(0, timeout.toNanos() - (System.nanoTime() - started)), TimeUnit.NANOSECONDS));
+                String out = stdout.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
+                String err = stderr.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
+                result = new CommandResult(command, process.exitValue(), out, err);
             } catch (java.util.concurrent.TimeoutException e) {
                 throw DriverException.deadlineExceeded(command.display() + " exited, but a process it started kept its "
                         + "output open past the " + timeout.toMillis() + " ms timeout");

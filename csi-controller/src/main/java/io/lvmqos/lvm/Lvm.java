@@ -18,7 +18,8 @@ import java.util.Optional;
  */
 public final class Lvm {
 
-    private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(30);
+    // Reports queue behind other commands on the VG lock; the caller's RPC deadline bounds them anyway.
+    private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration CHANGE_TIMEOUT = Duration.ofSeconds(120);
 
     private final CommandRunner runner;

@@ -11,24 +11,16 @@ import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,9 +37,6 @@ public class MetricsCheck {
     private static final String ADDRESS = "127.0.0.1:9808";
     private static final long WRITE_BPS = 4L << 20;
     private static final int FIO_SECONDS = 10;
-    /** The timed scrapes ask for the two counter families only: a small answer, quick to make and send. */
-    private static final String COUNTERS = "?name[]=lvmqos_volume_io_bytes_total&name[]=lvmqos_volume_io_operations_total";
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     private static GuestDriver driver;
     private static Csi.Volume volume;
@@ -55,39 +44,11 @@ public class MetricsCheck {
     private static Path target;
     private static Pod pod;
     private static Path fioLog;
-    private static Scrape before;
-    private static Scrape during;
-    private static Scrape later;
-    private static Scrape busy;
-    private static Scrape after;
-
-    /**
-     * One scrape: its samples, its text, and when it was taken: the request's midpoint, and how long
-     * the request took (System.nanoTime).
-     */
-    record Scrape(List<Sample> samples, String text, long atNanos, long tookNanos, long atMillis) {
-
-        Optional<Double> value(String name, Map<String, String> labels) {
-            List<Sample> found = samples.stream().filter(s -> s.name().equals(name))
-                    .filter(s -> s.labels().entrySet().containsAll(labels.entrySet())).toList();
-            assertTrue(found.size() <= 1, "more than one " + name + labels + " in\n" + text);
-            return found.stream().findFirst().map(Sample::value);
-        }
-
-        double require(String name, Map<String, String> labels) {
-            return value(name, labels).orElseThrow(() -> new AssertionError("no " + name + labels + " in\n" + text));
-        }
-
-        boolean has(String name) {
-            return samples.stream().anyMatch(s -> s.name().equals(name));
-        }
-    }
-
-    record Sample(String name, Map<String, String> labels, double value) {
-    }
-
-    private static final Pattern SAMPLE = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})? (\\S+)");
-    private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+    private static MetricsScrape before;
+    private static MetricsScrape during;
+    private static MetricsScrape later;
+    private static MetricsScrape busy;
+    private static MetricsScrape after;
 
     @BeforeAll
     static void writeThroughALimitedVolumeWhileScraping() throws Exception {
@@ -111,21 +72,23 @@ public class MetricsCheck {
 
         fioLog = GuestEnv.outDir().resolve("metrics-fio");
         // also warms the scrape path in the driver and the HTTP client here, so that the timed scrapes are quick
-        before = scrape("");
-        scrape(COUNTERS);
+        before = MetricsScrape.of(ADDRESS, "");
+        MetricsScrape.of(ADDRESS, MetricsScrape.COUNTERS);
         Process fio = new ProcessBuilder("sh", "-c", "echo $$ > " + pod.cgroup().resolve("cgroup.procs")
                 + " && exec \"$@\"", "fio-in-pod", "fio", "--name=metrics", "--filename=" + target.resolve("data"),
                 "--rw=write", "--bs=1M", "--size=32M", "--direct=1", "--ioengine=psync", "--time_based",
                 "--runtime=" + FIO_SECONDS, "--write_bw_log=" + fioLog, "--log_avg_msec=250", "--log_unix_epoch=1")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        TimeUnit.MILLISECONDS.sleep(1500); // past fio's start and blk-throttle's first slice
-        during = scrape(COUNTERS);
+        MetricsScrape.awaitWriting(ADDRESS, List.of(ofVolume("write")), Duration.ofSeconds(30));
+        TimeUnit.SECONDS.sleep(1); // past blk-throttle's first slice
+        during = MetricsScrape.of(ADDRESS, MetricsScrape.COUNTERS);
         TimeUnit.SECONDS.sleep(5);
-        later = scrape(COUNTERS);
-        busy = scrape("");
+        later = MetricsScrape.of(ADDRESS, MetricsScrape.COUNTERS);
+        busy = MetricsScrape.of(ADDRESS, "");
         assertTrue(fio.waitFor(60, TimeUnit.SECONDS), "fio ended");
         assertEquals(0, fio.exitValue(), "fio succeeded");
-        after = awaitScrape(scrape -> scrape.has("lvmqos_volume_group_size_bytes"), Duration.ofSeconds(60));
+        after = MetricsScrape.await(ADDRESS, scrape -> scrape.has("lvmqos_volume_group_size_bytes"),
+                Duration.ofSeconds(60));
         Files.writeString(GuestEnv.outDir().resolve("metrics-scrape.txt"), readmeExcerpt(busy));
         Files.writeString(GuestEnv.outDir().resolve("metrics-scrape-full.txt"), busy.text());
     }
@@ -160,7 +123,7 @@ public class MetricsCheck {
 
     @Test
     void theConfiguredWriteLimitIsServedForTheVolumeInThePod() throws IOException {
-        for (Scrape scrape : List.of(before, busy, after)) {
+        for (MetricsScrape scrape : List.of(before, busy, after)) {
             assertEquals(WRITE_BPS, scrape.require("lvmqos_volume_io_limit_bytes_per_second", ofVolume("write")));
             assertTrue(scrape.value("lvmqos_volume_io_limit_bytes_per_second", ofVolume("read")).isEmpty(),
                     "no gauge where there is no limit:\n" + scrape.text());
@@ -233,18 +196,6 @@ public class MetricsCheck {
         assertTrue(after.require("lvmqos_lvm_report_timestamp_seconds", Map.of()) > 1.7e9);
     }
 
-    private static Scrape scrape(String query) throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + ADDRESS + "/metrics" + query))
-                .timeout(Duration.ofSeconds(30)).build();
-        long sentMillis = System.currentTimeMillis();
-        long sent = System.nanoTime();
-        HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-        long received = System.nanoTime();
-        assertEquals(200, response.statusCode(), response.body());
-        return new Scrape(parse(response.body()), response.body(), sent + (received - sent) / 2, received - sent,
-                sentMillis + (received - sent) / 2_000_000);
-    }
-
     /** Mean of fio's bandwidth log samples (KiB/s, every 250 ms, epoch ms) in [from, to). */
     private static double fioMiB(long fromMillis, long toMillis) {
         try {
@@ -256,39 +207,8 @@ public class MetricsCheck {
         }
     }
 
-    /** The LVM report is made in the background after the start; it is there within a few seconds. */
-    private static Scrape awaitScrape(Predicate<Scrape> ready, Duration timeout) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        Scrape scrape = scrape("");
-        while (!ready.test(scrape) && System.nanoTime() < deadline) {
-            TimeUnit.MILLISECONDS.sleep(500);
-            scrape = scrape("");
-        }
-        return scrape;
-    }
-
-    static List<Sample> parse(String text) {
-        List<Sample> samples = new ArrayList<>();
-        for (String line : text.split("\n")) {
-            if (line.isBlank() || line.startsWith("#")) {
-                continue;
-            }
-            Matcher m = SAMPLE.matcher(line);
-            assertTrue(m.matches(), "not a sample line: " + line);
-            Map<String, String> labels = new LinkedHashMap<>();
-            if (m.group(2) != null) {
-                Matcher label = LABEL.matcher(m.group(2));
-                while (label.find()) {
-                    labels.put(label.group(1), label.group(2));
-                }
-            }
-            samples.add(new Sample(m.group(1), labels, Double.parseDouble(m.group(3).replace("+Inf", "Infinity"))));
-        }
-        return samples;
-    }
-
     /** The families an operator looks at for this volume, its pod, the RPCs and the volume groups. */
-    private static String readmeExcerpt(Scrape scrape) {
+    private static String readmeExcerpt(MetricsScrape scrape) {
         Set<String> keptFamilies = new LinkedHashSet<>();
         List<String> kept = new ArrayList<>();
         for (String line : scrape.text().split("\n")) {

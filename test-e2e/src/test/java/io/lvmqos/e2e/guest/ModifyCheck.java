@@ -15,6 +15,7 @@ import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,17 +27,22 @@ import org.junit.jupiter.api.Test;
 /**
  * ControllerModifyVolume while pods run: the new limits are stored in the LV's tags and
  * rewritten in place in every pod cgroup using the volume, measured by fio that keeps running
- * across the change; a pod published later gets the new limits (they are read from the LV's tags).
+ * across the change and by the metrics endpoint scraped during that run (the limit gauges and the
+ * written-bytes counters of both pods); after a restart of the plugin, the limits in force are
+ * still served and a pod published then gets the new limits (they are read from the LV's tags).
  */
 public class ModifyCheck {
 
     private static final double MIB_D = 1 << 20;
+    private static final String METRICS = "127.0.0.1:9809";
+    private static final String LIMIT = "lvmqos_volume_io_limit_bytes_per_second";
+    private static final int FIO_SECONDS = 16;
     private static GuestDriver driver;
 
     @BeforeAll
     static void start() throws Exception {
         GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
+        driver = GuestDriver.start("--metrics-address", METRICS);
     }
 
     @AfterAll
@@ -66,6 +72,17 @@ public class ModifyCheck {
 
     /** Mean bandwidth in MiB/s over [fromMillis, toMillis) (epoch ms) of a fio bandwidth log (KiB/s samples). */
     private static double meanMiB(Path log, long fromMillis, long toMillis) throws IOException {
+        List<Double> samples = samples(log, fromMillis, toMillis);
+        assertTrue(samples.size() >= 4, "too few samples in " + log + " between " + fromMillis + " and " + toMillis);
+        return samples.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+    }
+
+    /** As {@link #meanMiB}, for printing beside another measurement: NaN where fio logged nothing. */
+    private static double meanOf(Path log, long fromMillis, long toMillis) throws IOException {
+        return samples(log, fromMillis, toMillis).stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+    }
+
+    private static List<Double> samples(Path log, long fromMillis, long toMillis) throws IOException {
         List<Double> samples = new ArrayList<>();
         for (String line : Files.readAllLines(log)) {
             String[] f = line.split(",\\s*");
@@ -74,21 +91,20 @@ public class ModifyCheck {
                 samples.add(Double.parseDouble(f[1]) * 1024 / MIB_D);
             }
         }
-        assertTrue(samples.size() >= 4, "too few samples in " + log + " between " + fromMillis + " and " + toMillis);
-        return samples.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+        return samples;
     }
 
     private static long firstSampleAt(Path log) throws IOException {
         return Long.parseLong(Files.readAllLines(log).getFirst().split(",")[0].strip());
     }
 
-    private static void assertWithin10Percent(double expected, double measured, String what) {
-        assertTrue(Math.abs(measured - expected) <= 0.10 * expected, what + ": " + measured + " MiB/s, expected "
-                + expected);
+    private static void assertWithin(double tolerance, double expected, double measured, String what) {
+        assertTrue(Math.abs(measured - expected) <= tolerance * expected, what + ": " + measured + " MiB/s, expected "
+                + expected + " within " + Math.round(tolerance * 100) + "%");
     }
 
     @Test
-    void raisingWriteBpsReachesRunningPodsAtOnceAndLaterPublishes() throws Exception {
+    void raisingWriteBpsReachesRunningPodsAtOnceAndSurvivesARestart() throws Exception {
         Csi.Volume volume = driver.client().controller().createVolume(create("modified", 256 * MIB,
                 Map.of("writeBPS", "4Mi")).build()).getVolume();
         Csi.VolumeCapability shared = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_MULTI_WRITER);
@@ -106,31 +122,61 @@ public class ModifyCheck {
                 // overwrite a laid-out file: extending writes would also measure ext4's allocation
                 GuestPods.layOut(target.resolve("data"), 32);
             }
+            // warms the scrape path in the driver and the HTTP client here, so that the timed scrapes are quick
+            MetricsScrape.of(METRICS, "");
+            MetricsScrape.of(METRICS, MetricsScrape.COUNTERS);
             List<Process> fios = new ArrayList<>();
             List<Path> logs = new ArrayList<>();
+            List<Map<String, String>> writers = new ArrayList<>();
             for (int i = 0; i < pods.size(); i++) {
                 Path log = GuestEnv.outDir().resolve("modify-pod" + i);
                 logs.add(Path.of(log + "_bw.1.log"));
-                fios.add(fioInBackground(pods.get(i), targets.get(i).resolve("data"), log, 16));
+                fios.add(fioInBackground(pods.get(i), targets.get(i).resolve("data"), log, FIO_SECONDS));
+                writers.add(Map.of("volume_id", volume.getVolumeId(), "pod_uid", pods.get(i).uid(),
+                        "direction", "write"));
             }
-            TimeUnit.SECONDS.sleep(7);
+            long writing = MetricsScrape.awaitWriting(METRICS, writers, Duration.ofSeconds(30)).atMillis();
+            sleepUntil(writing + 1_000); // past blk-throttle's first slice
+            MetricsScrape slowFrom = MetricsScrape.of(METRICS, MetricsScrape.COUNTERS);
+            sleepUntil(writing + 5_500);
+            MetricsScrape slowTo = MetricsScrape.of(METRICS, MetricsScrape.COUNTERS);
+            MetricsScrape limitsBefore = MetricsScrape.of(METRICS, "");
+
             long changeAt = System.currentTimeMillis();
             driver.client().controller().controllerModifyVolume(Csi.ControllerModifyVolumeRequest.newBuilder()
                     .setVolumeId(volume.getVolumeId()).putMutableParameters("writeBPS", "8Mi").build());
             long repliedAt = System.currentTimeMillis();
+            System.out.println("modify: ControllerModifyVolume took " + (repliedAt - changeAt) + " ms");
             for (Pod pod : pods) {
                 String ioMax = ok("cat", pod.cgroup().resolve("io.max").toString());
                 assertTrue(ioMax.contains("wbps=8388608"), "rewritten in place by the time of the reply: " + ioMax);
             }
+            MetricsScrape limitsAfter = MetricsScrape.of(METRICS, "");
+            sleepUntil(repliedAt + 1_500);
+            MetricsScrape fastFrom = MetricsScrape.of(METRICS, MetricsScrape.COUNTERS);
+            sleepUntil(repliedAt + 6_500);
+            MetricsScrape fastTo = MetricsScrape.of(METRICS, MetricsScrape.COUNTERS);
+
             for (Process fio : fios) {
                 assertTrue(fio.waitFor(60, TimeUnit.SECONDS));
                 assertEquals(0, fio.exitValue());
             }
-            for (Path log : logs) {
+            for (int i = 0; i < pods.size(); i++) {
+                Path log = logs.get(i);
                 long first = firstSampleAt(log);
-                assertWithin10Percent(4, meanMiB(log, first + 1000, changeAt), "before the change, " + log.getFileName());
-                assertWithin10Percent(8, meanMiB(log, repliedAt + 1000, Long.MAX_VALUE), "from a second after the "
+                assertWithin(0.10, 4, meanMiB(log, first + 1000, changeAt), "fio before the change, " + log.getFileName());
+                assertWithin(0.10, 8, meanMiB(log, repliedAt + 1000, Long.MAX_VALUE), "fio from a second after the "
                         + "reply, " + log.getFileName());
+
+                Map<String, String> written = writers.get(i);
+                assertEquals(4 << 20, limitsBefore.require(LIMIT, written), "the limit served before the change");
+                assertEquals(8 << 20, limitsAfter.require(LIMIT, written), "the limit served at the reply");
+                // scrapes are timed to the millisecond while blk-throttle hands out its budget in slices:
+                // a few seconds' window is held to 15%, fio's own log to 10%
+                double slow = counterMiB(slowFrom, slowTo, written, log);
+                double fast = counterMiB(fastFrom, fastTo, written, log);
+                assertWithin(0.15, 4, slow, "the written-bytes counter's rate before the change, pod " + i);
+                assertWithin(0.15, 8, fast, "the written-bytes counter's rate after the change, pod " + i);
             }
             assertTrue(ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", lvOf(volume)).contains("lvmqos.qos.wbps=8388608"),
                     "the change is durable in the LV's tags");
@@ -147,12 +193,22 @@ public class ModifyCheck {
             assertTrue(ok("cat", pods.getFirst().cgroup().resolve("io.max").toString()).contains("wbps=8388608"),
                     "a refused change applies nothing");
 
+            long restarting = System.currentTimeMillis();
+            driver.restart();
+            System.out.println("modify: plugin restarted in " + (System.currentTimeMillis() - restarting) + " ms");
+            MetricsScrape restarted = MetricsScrape.of(METRICS, "");
+            for (Pod pod : pods) {
+                assertEquals(8 << 20, restarted.require(LIMIT, Map.of("volume_id", volume.getVolumeId(),
+                        "pod_uid", pod.uid(), "direction", "write")), "the restarted plugin serves the limit in force");
+            }
             late = GuestPods.create(QosClass.BURSTABLE);
             Path lateTarget = publish(volume, staging, late, shared);
             targets.add(lateTarget);
             GuestPods.Rate rate = GuestPods.fio(late, "write", GuestPods.sequential("write",
                     lateTarget.resolve("late"), "32M", true));
-            assertWithin10Percent(8, rate.bytesPerSecond() / MIB_D, "a pod published after the change");
+            System.out.printf("modify: a pod published after the restart wrote at %.3f MiB/s%n",
+                    rate.bytesPerSecond() / MIB_D);
+            assertWithin(0.10, 8, rate.bytesPerSecond() / MIB_D, "a pod published after a restart of the plugin");
         } finally {
             for (Path target : targets) {
                 driver.client().node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
@@ -166,6 +222,22 @@ public class ModifyCheck {
             if (late != null) {
                 GuestPods.remove(late);
             }
+        }
+    }
+
+    /** MiB/s of the pod's written-bytes counter between two scrapes, printed beside fio's log for that time. */
+    private static double counterMiB(MetricsScrape from, MetricsScrape to, Map<String, String> labels, Path fioLog)
+            throws IOException {
+        double rate = to.ratePerSecondSince(from, "lvmqos_volume_io_bytes_total", labels) / MIB_D;
+        System.out.printf("modify: %s counter %.3f MiB/s over %.3f s; fio's log %.3f MiB/s%n", labels.get("pod_uid"),
+                rate, (to.atNanos() - from.atNanos()) / 1e9, meanOf(fioLog, from.atMillis(), to.atMillis()));
+        return rate;
+    }
+
+    private static void sleepUntil(long epochMillis) throws InterruptedException {
+        long left = epochMillis - System.currentTimeMillis();
+        if (left > 0) {
+            TimeUnit.MILLISECONDS.sleep(left);
         }
     }
 

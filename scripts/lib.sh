@@ -1,7 +1,7 @@
 # Shared by ./run-tests and ./demo: install what the real-kernel tests need and pick a JDK >= 21.
 # Sourced, not executed.
 
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux kmod e2fsprogs xfsprogs fio util-linux maven"
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven"
 
 lvmqos_install_packages() {
   missing=""

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -150,19 +151,73 @@ public final class UmlGuest {
             throw new UncheckedIOException("cannot start linux.uml", e);
         }
         boolean exited;
+        int linesBeforeDump = -1;
         try {
             exited = uml.awaitExit(timeout);
+            if (!exited) {
+                linesBeforeDump = uml.console().size();
+                dumpGuestTasks(runDir, uml);
+            }
         } finally {
             uml.close(); // kills a guest that outran the timeout, and any straggler of one that did not
         }
         int umlExit = exited ? uml.exitValue() : -1;
         List<String> console = uml.console();
         Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
-        GuestRun run = verdict(runDir, console, exited, umlExit, wallTime);
+        // the failure's console tail is what the guest printed itself, not the dump we asked for
+        List<String> ownConsole = linesBeforeDump < 0 ? console : console.subList(0, linesBeforeDump);
+        GuestRun run = verdict(runDir, ownConsole, exited, umlExit, wallTime);
         if (!keepDisks) {
             deleteDisks(runDir);
         }
         return run;
+    }
+
+    /**
+     * Asks a guest that outran its timeout, through UML's management console, to print its blocked
+     * tasks, its memory and every task's state (sysrq w, m, t; t last, because this UML kernel can
+     * stop answering partway through it) on its console, and
+     * waits until the console has been quiet for two seconds (at most 30), so that console.log shows
+     * where the guest hung. Best effort: without {@code uml_mconsole} (Debian's uml-utilities), or from
+     * a guest whose kernel no longer answers, there is simply no dump.
+     */
+    private static void dumpGuestTasks(Path runDir, UmlProcess uml) {
+        Path socket = runDir.resolve("uml").resolve("guest").resolve("mconsole");
+        try {
+            for (String key : List.of("w", "m", "t")) {
+                if (!mconsole(socket, "sysrq", key)) {
+                    return;
+                }
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            int lines = -1;
+            int quietSeconds = 0;
+            while (quietSeconds < 2 && System.nanoTime() < deadline) {
+                // any request wakes the guest's interrupt handling, which also flushes its console
+                mconsole(socket, "version");
+                TimeUnit.SECONDS.sleep(1);
+                int now = uml.console().size();
+                quietSeconds = now == lines ? quietSeconds + 1 : 0;
+                lines = now;
+            }
+        } catch (IOException e) {
+            // no uml_mconsole here: no dump
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Runs one uml_mconsole command; false if it did not answer within 10 seconds. */
+    private static boolean mconsole(Path socket, String... command) throws IOException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of("uml_mconsole", socket.toString()));
+        argv.addAll(List.of(command));
+        Process mconsole = new ProcessBuilder(argv).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!mconsole.waitFor(10, TimeUnit.SECONDS)) {
+            mconsole.destroyForcibly();
+            return false;
+        }
+        return true;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
@@ -73,6 +74,9 @@ public final class UnixSocketServer implements AutoCloseable {
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
+                // grpc asks TCP keepalive of every accepted connection; a unix socket has none, and Netty
+                // would log a warning per connection. A null value takes the option off again.
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .executor(executor);
         RpcInterceptor interceptor = new RpcInterceptor();
         for (BindableService service : services) {

@@ -49,7 +49,8 @@ public final class MountTable {
         return topAt(read(), mountPoint);
     }
 
-    static Optional<MountEntry> topAt(List<MountEntry> entries, Path mountPoint) {
+    /** As {@link #at}, in entries already read: several questions about one moment cost one read. */
+    public static Optional<MountEntry> topAt(List<MountEntry> entries, Path mountPoint) {
         Path wanted = mountPoint.toAbsolutePath().normalize();
         List<MountEntry> here = entries.stream().filter(e -> e.mountPoint().equals(wanted)).toList();
         Set<Integer> covered = here.stream().map(MountEntry::parentId).collect(Collectors.toSet());

@@ -179,7 +179,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             Optional<String> nodeRoot = block ? Optional.of(deviceNodeRoot(device)) : Optional.empty();
             boolean readOnly = request.getReadonly()
                     || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
-            Optional<MountEntry> existing = mountTable.at(target);
+            // one read of the mount table answers the three questions before the mount: what is at
+            // the target, where else the volume is published, and whether it is staged
+            List<MountEntry> mounts = mountTable.read();
+            Optional<MountEntry> existing = MountTable.topAt(mounts, target);
             boolean alreadyPublished = false;
             if (existing.isPresent()) {
                 MountEntry mount = existing.get();
@@ -196,14 +199,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 alreadyPublished = true;
             }
             if (!alreadyPublished) {
-                refuseSecondWriter(volume, capability, number, nodeRoot, target, staging);
+                refuseSecondWriter(mounts, volume, capability, number, nodeRoot, target, staging);
                 Path source;
                 if (block) {
                     paths.createDirectory(target.getParent());
                     paths.createFile(target);
                     source = device.toRealPath();
                 } else {
-                    Optional<MountEntry> staged = mountTable.at(staging);
+                    Optional<MountEntry> staged = MountTable.topAt(mounts, staging);
                     if (staged.isEmpty() || !staged.get().device().equals(number)) {
                         throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
                                 + staging + ": call NodeStageVolume first");
@@ -244,14 +247,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         podLimits.apply(pod.get(), number, limits);
     }
 
-    private void refuseSecondWriter(ManagedVolume volume, Csi.VolumeCapability capability, DeviceNumber number,
-                                    Optional<String> nodeRoot, Path target, Path staging) {
+    private void refuseSecondWriter(List<MountEntry> mounts, ManagedVolume volume, Csi.VolumeCapability capability,
+                                    DeviceNumber number, Optional<String> nodeRoot, Path target, Path staging) {
         Csi.VolumeCapability.AccessMode.Mode mode = capability.getAccessMode().getMode();
         if (mode != Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER
                 && mode != Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_SINGLE_WRITER) {
             return;
         }
-        List<MountEntry> elsewhere = podLimits.publishMounts(number, nodeRoot).stream()
+        List<MountEntry> elsewhere = podLimits.publishMounts(mounts, number, nodeRoot).stream()
                 .filter(m -> !m.mountPoint().equals(target) && !m.mountPoint().equals(staging))
                 .toList();
         if (!elsewhere.isEmpty()) {

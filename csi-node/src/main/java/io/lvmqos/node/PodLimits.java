@@ -75,7 +75,13 @@ public final class PodLimits {
      * bind mounts of its device node (a devtmpfs mount whose root is the node's path in /dev).
      */
     public List<MountEntry> publishMounts(DeviceNumber device, Optional<String> deviceNodeRoot) {
-        return mountTable.read().stream()
+        return publishMounts(mountTable.read(), device, deviceNodeRoot);
+    }
+
+    /** As {@link #publishMounts(DeviceNumber, Optional)}, among mount table entries already read. */
+    public List<MountEntry> publishMounts(List<MountEntry> mounts, DeviceNumber device,
+                                          Optional<String> deviceNodeRoot) {
+        return mounts.stream()
                 .filter(e -> e.mountPoint().startsWith(kubeletDir))
                 .filter(e -> e.device().equals(device) || deviceNodeRoot.map(root -> root.equals(e.root())).orElse(false))
                 .toList();

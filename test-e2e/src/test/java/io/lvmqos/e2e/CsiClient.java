@@ -5,6 +5,7 @@ import csi.v1.IdentityGrpc;
 import csi.v1.NodeGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
@@ -31,6 +32,8 @@ public final class CsiClient implements AutoCloseable {
         ManagedChannel channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollDomainSocketChannel.class)
                 .eventLoopGroup(group)
+                // as in the driver's server: no TCP keepalive on a unix socket, and no warning about it
+                .withOption(ChannelOption.SO_KEEPALIVE, null)
                 .usePlaintext()
                 .build();
         return new CsiClient(channel, group);

@@ -24,7 +24,8 @@
  *     One guest boots for all the classes given; each guest test becomes one host test.</li>
  * </ol>
  *
- * <p>Host prerequisites: root, and the packages user-mode-linux, kmod, lvm2 and thin-provisioning-tools.
+ * <p>Host prerequisites: root, and the packages user-mode-linux, kmod, lvm2 and thin-provisioning-tools;
+ * uml-utilities (uml_mconsole), if present, lets a timed-out guest dump its tasks before it is killed.
  * {@code LVMQOS_SKIP_UML=1} skips every guest test explicitly.
  */
 package io.lvmqos.e2e.uml;

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import csi.v1.Csi;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.lvmqos.e2e.CsiClient;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.function.Executable;
 
@@ -43,6 +46,17 @@ final class Csi2 {
                 .setCapacityRange(Csi.CapacityRange.newBuilder().setRequiredBytes(bytes))
                 .addVolumeCapabilities(mount())
                 .putAllParameters(parameters);
+    }
+
+    /** The end of a check that published a volume: unpublish every target, unstage, delete. */
+    static void unpublishUnstageDelete(CsiClient client, String volumeId, Path staging, List<Path> targets) {
+        for (Path target : targets) {
+            client.node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
+                    .setVolumeId(volumeId).setTargetPath(target.toString()).build());
+        }
+        client.node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
+                .setVolumeId(volumeId).setStagingTargetPath(staging.toString()).build());
+        client.controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volumeId).build());
     }
 
     static StatusRuntimeException expectCode(Status.Code code, Executable call) {

@@ -100,14 +100,8 @@ public class MetricsCheck {
         }
         try {
             if (volume != null) {
-                if (target != null) {
-                    driver.client().node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
-                            .setVolumeId(volume.getVolumeId()).setTargetPath(target.toString()).build());
-                }
-                driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
-                        .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build());
-                driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
-                        .setVolumeId(volume.getVolumeId()).build());
+                Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging,
+                        target == null ? List.of() : List.of(target));
             }
             if (pod != null) {
                 GuestPods.remove(pod);

@@ -210,14 +210,7 @@ public class ModifyCheck {
                     rate.bytesPerSecond() / MIB_D);
             assertWithin(0.10, 8, rate.bytesPerSecond() / MIB_D, "a pod published after a restart of the plugin");
         } finally {
-            for (Path target : targets) {
-                driver.client().node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
-                        .setVolumeId(volume.getVolumeId()).setTargetPath(target.toString()).build());
-            }
-            driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
-                    .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build());
-            driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
-                    .setVolumeId(volume.getVolumeId()).build());
+            Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging, targets);
             pods.forEach(GuestPods::remove);
             if (late != null) {
                 GuestPods.remove(late);

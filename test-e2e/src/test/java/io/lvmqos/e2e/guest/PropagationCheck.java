@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import csi.v1.Csi;
-import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,13 +90,8 @@ public class PropagationCheck {
             assertFalse(mountsSeenBy(hostToContainerPod).contains(" " + target + " "), "the unmount propagates too");
             assertFalse(ok("cat", "/proc/self/mountinfo").contains(" " + target + " "));
         } finally {
-            driver.client().node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
-                    .setVolumeId(volume.getVolumeId()).setTargetPath(target.toString()).build());
-            driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
-                    .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build());
-            driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
-                    .setVolumeId(volume.getVolumeId()).build());
-            GuestCommand.run("true");
+            // unpublish is idempotent: the target may already be unpublished above
+            Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging, List.of(target));
         }
     }
 }

@@ -27,8 +27,20 @@ class NodeIT {
 
     @TestFactory
     Stream<DynamicTest> nodeOnCgroupV2() {
-        return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class, ModifyCheck.class,
+        return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class,
                 MetricsCheck.class);
+    }
+
+    /**
+     * The live change and the restart that follows it, in a guest of their own: twice, in a guest that
+     * had already run the other checks, the DeleteVolume after the plugin's restart never returned
+     * (cause not known yet); in fresh guests it has not happened in 14 runs. A short timeout keeps a
+     * recurrence cheap, and the harness then dumps the guest's blocked tasks into console.log.
+     */
+    @TestFactory
+    Stream<DynamicTest> liveChangeOnCgroupV2() {
+        return GuestJUnit.dynamicTests(guest("modify-v2", CgroupMode.V2).timeout(Duration.ofMinutes(8)),
+                ModifyCheck.class);
     }
 
     @TestFactory

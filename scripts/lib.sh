@@ -1,7 +1,8 @@
-# Shared by ./run-tests and ./demo: install what the real-kernel tests need and pick a JDK >= 21.
-# Sourced, not executed.
+# Shared by ./run-tests, ./demo and test-e2e/csi-sanity.sh: install what the real-kernel tests need,
+# pick a JDK >= 21, and choose a user-mode-Linux kernel that boots on this host. Sourced, not executed.
 
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven"
+# patchelf points a newer Debian suite's linux.uml at the C library unpacked beside it (lvmqos_pick_uml).
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf"
 
 lvmqos_install_packages() {
   missing=""
@@ -41,4 +42,231 @@ lvmqos_pick_jdk() {
   fi
   export JAVA_HOME="$best"
   echo "using JDK $best_major at $JAVA_HOME" >&2
+}
+
+# --- the user-mode-Linux kernel ---------------------------------------------------------------------
+#
+# The real-kernel tests and the demo boot a user-mode-Linux (UML) kernel. The kernel they use is the
+# newest `user-mode-linux` of Debian's testing suite (unstable if testing has none that boots), the same
+# on every host, because older ones do not boot everywhere: on a host kernel that wants the CPU's full
+# XSAVE area in PTRACE_SETREGSET (Intel CPUs with AMX), Debian 12's 6.1 and Debian 13's 6.12 panic
+# before init with "ptrace set fp regs failed". It is fetched once with apt-get download, through the
+# archive URI that this machine's own apt sources name, with apt's signature checks, into
+# $LVMQOS_UML_CACHE/<version>/, and reused from there. It needs a newer C library than Debian 12's:
+# libc6 of the same suite is unpacked beside it and linux.uml is pointed at it with patchelf; the
+# system's libc is not touched. Only if none can be fetched does Debian 12's own linux.uml serve, when
+# it boots. Every candidate is proven by a probe boot of a few seconds before it is used.
+#
+# LVMQOS_UML=/path/to/linux.uml (with LVMQOS_UML_MODULES=/path/to/its/modules) brings your own kernel:
+# it is probed, and used or refused, with no fallback.
+#
+# lvmqos_pick_uml exports LVMQOS_UML, LVMQOS_UML_MODULES (the directory holding the kernel's
+# modules.dep), LVMQOS_UML_RELEASE (uname -r in the guest) and LVMQOS_UML_ORIGIN (where it came from).
+
+LVMQOS_UML_CACHE=${LVMQOS_UML_CACHE:-/var/cache/lvmqos/uml}
+LVMQOS_UML_SUITES=${LVMQOS_UML_SUITES:-testing unstable}
+LVMQOS_UML_PROBE_TIMEOUT=${LVMQOS_UML_PROBE_TIMEOUT:-60}
+# A sourced file cannot see its own path: every caller sources this one from the checkout's top.
+LVMQOS_SCRIPTS_DIR=${LVMQOS_SCRIPTS_DIR:-$PWD/scripts}
+
+# lvmqos_uml_probe KERNEL MODULES: boots KERNEL for a few seconds with an init that loads dm-mod from
+# MODULES (the directory holding modules.dep, or its parent). Prints the kernel's release and returns
+# 0 if it came up and the modules fit it; otherwise prints one line saying why not and returns 1.
+lvmqos_uml_probe() {
+  probe_kernel=$1 probe_modules=$2
+  if [ ! -e "$probe_kernel" ]; then echo "no such file"; return 1; fi
+  if [ ! -f "$probe_kernel" ] || [ ! -x "$probe_kernel" ]; then echo "not an executable file"; return 1; fi
+  probe_magic=$(od -An -c -N 4 "$probe_kernel" | tr -d ' ')
+  case "$probe_magic" in
+    177ELF*|'#!'*) ;;
+    *) echo "not a kernel: neither an ELF executable nor a script"; return 1 ;;
+  esac
+  # Both reach the kernel's command line, which is split at blanks.
+  case "$probe_kernel$probe_modules" in
+    *[[:space:]]*) echo "its path or its module directory's path contains a blank"; return 1 ;;
+  esac
+  probe_dir=$(mktemp -d /tmp/lvmqos-uml-probe.XXXXXX) || { echo "cannot make a directory in /tmp"; return 1; }
+  cp "$LVMQOS_SCRIPTS_DIR/uml-probe-init" "$probe_dir/init" && chmod 555 "$probe_dir/init" || {
+    rm -rf "$probe_dir"; echo "cannot copy $LVMQOS_SCRIPTS_DIR/uml-probe-init"; return 1; }
+  # timeout signals the whole process group: UML's helper processes go with it.
+  timeout -k 5 "$LVMQOS_UML_PROBE_TIMEOUT" "$probe_kernel" mem=128M rootfstype=hostfs rootflags=/ ro \
+    init="$probe_dir/init" con=null con0=fd:0,fd:1 uml_dir="$probe_dir/uml" umid=probe \
+    LVMQOS_PROBE_MODULES="$probe_modules" < /dev/null > "$probe_dir/console" 2>&1
+  probe_status=$?
+  probe_line=$(grep -a -m 1 '^LVMQOS-PROBE ' "$probe_dir/console" | tr -d '\r')
+  probe_release=$(printf '%s\n' "$probe_line" | sed -n 's/^LVMQOS-PROBE release=\([^ ]*\) .*/\1/p')
+  probe_result=$(printf '%s\n' "$probe_line" | sed -n 's/^LVMQOS-PROBE release=[^ ]* modules=//p')
+  # The most telling line first: a failed host call (the AMX case), then the panic itself.
+  probe_why=""
+  for pattern in 'failed, errno' 'Kernel panic' 'Too few|error while loading|cannot execute|Exec format'; do
+    probe_why=$(grep -a -m 1 -E "$pattern" "$probe_dir/console" | tr -d '\r' | cut -c 1-200)
+    [ -n "$probe_why" ] && break
+  done
+  rm -rf "$probe_dir"
+  if [ -z "$probe_line" ]; then
+    case "$probe_status" in
+      124|137) echo "did not reach init within ${LVMQOS_UML_PROBE_TIMEOUT} s${probe_why:+: $probe_why}" ;;
+      *) echo "exited with code $probe_status before init ran${probe_why:+: $probe_why}" ;;
+    esac
+    return 1
+  fi
+  if [ "$probe_result" != ok ]; then
+    echo "kernel $probe_release booted, but its modules do not fit it: $probe_result"
+    return 1
+  fi
+  echo "$probe_release"
+}
+
+# lvmqos_uml_use KERNEL MODULES RELEASE ORIGIN: exports the choice and says what it is.
+lvmqos_uml_use() {
+  LVMQOS_UML=$1
+  if [ -r "$2/modules.dep" ]; then LVMQOS_UML_MODULES=$2; else LVMQOS_UML_MODULES=$2/$3; fi
+  LVMQOS_UML_RELEASE=$3
+  LVMQOS_UML_ORIGIN=$4
+  export LVMQOS_UML LVMQOS_UML_MODULES LVMQOS_UML_RELEASE LVMQOS_UML_ORIGIN
+  echo "user-mode Linux kernel $LVMQOS_UML_RELEASE: $LVMQOS_UML_ORIGIN ($LVMQOS_UML)" >&2
+}
+
+# lvmqos_uml_apt ARGS...: apt-get or apt-cache with a private configuration under the cache: its own
+# sources list, lists, archives and an empty dpkg status, so that the system's apt state is not touched.
+lvmqos_uml_apt() {
+  apt_tool=$1; shift
+  "$apt_tool" -q -o Dir::Etc::SourceList="$uml_apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+    -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
+    -o Dir::State::Lists="$uml_apt/lists" -o Dir::State::status="$uml_apt/status" \
+    -o Dir::Cache="$uml_apt/cache" -o Dir::Cache::archives="$uml_apt/cache/archives" \
+    -o APT::Sandbox::User=root "$@"
+}
+
+# The first archive URI of this machine's own apt sources (deb822 or one-line format): no host name
+# is ever written by this project.
+lvmqos_debian_uri() {
+  if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+    sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources | head -n 1
+  else
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+      | awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }'
+  fi
+}
+
+# lvmqos_uml_fetch SUITE: brings that suite's user-mode-linux, with its libc6, into the cache (once per
+# version) and prints the cached directory; on failure prints one line saying why and returns 1.
+lvmqos_uml_fetch() {
+  fetch_suite=$1
+  uml_apt=$LVMQOS_UML_CACHE/apt/$fetch_suite
+  fetch_uri=$(lvmqos_debian_uri)
+  if [ -z "$fetch_uri" ]; then echo "this machine's apt sources name no Debian archive"; return 1; fi
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  mkdir -p "$uml_apt/lists/partial" "$uml_apt/cache/archives/partial" "$uml_apt/debs" || {
+    echo "cannot write to $LVMQOS_UML_CACHE"; return 1; }
+  : > "$uml_apt/status"
+  echo "deb [signed-by=$keyring] $fetch_uri $fetch_suite main" > "$uml_apt/sources.list"
+  if ! fetch_out=$(lvmqos_uml_apt apt-get update 2>&1); then
+    echo "apt-get update of $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
+    return 1
+  fi
+  fetch_version=$(lvmqos_uml_apt apt-cache policy user-mode-linux 2>/dev/null | sed -n 's/^ *Candidate: //p')
+  case "$fetch_version" in
+    ''|'(none)') echo "$fetch_suite has no user-mode-linux"; return 1 ;;
+  esac
+  fetch_dir=$LVMQOS_UML_CACHE/$fetch_version
+  if [ -f "$fetch_dir/ready" ]; then echo "$fetch_dir"; return 0; fi
+  rm -rf "$fetch_dir.partial" "$uml_apt/debs"/*.deb
+  if ! fetch_out=$(cd "$uml_apt/debs" && lvmqos_uml_apt apt-get download user-mode-linux libc6 2>&1); then
+    echo "apt-get download from $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
+    return 1
+  fi
+  mkdir -p "$fetch_dir.partial/root"
+  for deb in "$uml_apt/debs"/*.deb; do
+    echo "fetched $(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >&2
+    echo "$(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >> "$fetch_dir.partial/packages"
+    dpkg -x "$deb" "$fetch_dir.partial/root" || { echo "dpkg -x $deb failed"; return 1; }
+  done
+  fetch_libdir=$fetch_dir/root/usr/lib/x86_64-linux-gnu
+  fetch_release=$(ls "$fetch_dir.partial/root/usr/lib/uml/modules" | head -n 1)
+  [ -n "$fetch_release" ] || { echo "the package holds no modules under usr/lib/uml/modules"; return 1; }
+  # Paths inside the final directory: the partial one is renamed into place once complete.
+  patchelf --set-interpreter "$fetch_libdir/ld-linux-x86-64.so.2" --set-rpath "$fetch_libdir" \
+    "$fetch_dir.partial/root/usr/bin/linux.uml" || { echo "patchelf of linux.uml failed"; return 1; }
+  echo "Debian user-mode-linux $fetch_version from $fetch_suite" > "$fetch_dir.partial/origin"
+  echo "$fetch_release" > "$fetch_dir.partial/release"
+  rm -f "$uml_apt/debs"/*.deb
+  rm -rf "$fetch_dir"
+  mv "$fetch_dir.partial" "$fetch_dir" && touch "$fetch_dir/ready" || { echo "cannot move $fetch_dir into place"; return 1; }
+  echo "$fetch_dir"
+}
+
+# Tries a cached kernel directory; on success exports it.
+lvmqos_uml_try_cached() {
+  cached=$1
+  cached_release=$(cat "$cached/release" 2>/dev/null)
+  if cached_out=$(lvmqos_uml_probe "$cached/root/usr/bin/linux.uml" "$cached/root/usr/lib/uml/modules/$cached_release"); then
+    lvmqos_uml_use "$cached/root/usr/bin/linux.uml" "$cached/root/usr/lib/uml/modules/$cached_release" "$cached_out" \
+      "$(cat "$cached/origin"), cached in $cached"
+    sed 's/^/  package /' "$cached/packages" >&2
+    return 0
+  fi
+  uml_tried="$uml_tried
+  - $(cat "$cached/origin" 2>/dev/null || echo "$cached") ($cached/root/usr/bin/linux.uml): $cached_out"
+  return 1
+}
+
+lvmqos_uml_stop() {
+  cat >&2 <<MSG
+error: no user-mode-Linux kernel that boots on this machine could be had, so the real-kernel tests and the
+demo cannot run. Tried:$uml_tried
+Bring your own: set LVMQOS_UML=/path/to/linux.uml and LVMQOS_UML_MODULES=/path/to/its/modules/<release>
+(a UML kernel with device-mapper and thin-pool modules, 6.1 or newer; on hosts whose CPU has AMX, 7.2 or
+newer), or set LVMQOS_SKIP_UML=1 to skip the guest tests explicitly.
+MSG
+  return 1
+}
+
+lvmqos_pick_uml() {
+  uml_tried=""
+  if [ -n "${LVMQOS_UML:-}" ]; then
+    if [ -z "${LVMQOS_UML_MODULES:-}" ]; then
+      uml_tried="
+  - LVMQOS_UML=$LVMQOS_UML: LVMQOS_UML_MODULES is not set (the directory of the kernel's modules)"
+      lvmqos_uml_stop; return 1
+    fi
+    if own=$(lvmqos_uml_probe "$LVMQOS_UML" "$LVMQOS_UML_MODULES"); then
+      lvmqos_uml_use "$LVMQOS_UML" "$LVMQOS_UML_MODULES" "$own" "yours, from LVMQOS_UML"
+      return 0
+    fi
+    uml_tried="
+  - LVMQOS_UML=$LVMQOS_UML (modules $LVMQOS_UML_MODULES): $own"
+    lvmqos_uml_stop; return 1
+  fi
+  # A kernel fetched before, newest version first.
+  for cached in $(ls -d "$LVMQOS_UML_CACHE"/*/ready 2>/dev/null | sed 's,/ready$,,' | sort -rV); do
+    lvmqos_uml_try_cached "$cached" && return 0
+  done
+  if [ "$(id -u)" -eq 0 ]; then
+    for suite in $LVMQOS_UML_SUITES; do
+      if fetched=$(mkdir -p "$LVMQOS_UML_CACHE" && flock "$LVMQOS_UML_CACHE" sh -c '. "$0"; lvmqos_uml_fetch "$1"' \
+          "$LVMQOS_SCRIPTS_DIR/lib.sh" "$suite"); then
+        case "$uml_tried" in *"$fetched/"*) continue ;; esac # probed above already
+        lvmqos_uml_try_cached "$fetched" && return 0
+      else
+        uml_tried="$uml_tried
+  - user-mode-linux from Debian $suite: $fetched"
+      fi
+    done
+  else
+    uml_tried="$uml_tried
+  - fetching a newer kernel: not root"
+  fi
+  # Debian 12's own, as the last resort.
+  if system_uml=$(command -v linux.uml); then
+    if system_out=$(lvmqos_uml_probe "$system_uml" /usr/lib/uml/modules); then
+      lvmqos_uml_use "$system_uml" /usr/lib/uml/modules "$system_out" \
+        "this system's user-mode-linux package (no newer kernel could be fetched; see above)"
+      echo "warning: the tests normally use the newer kernel; they ran on this one:$uml_tried" >&2
+      return 0
+    fi
+    uml_tried="$uml_tried
+  - this system's $system_uml (package user-mode-linux): $system_out"
+  fi
+  lvmqos_uml_stop
 }

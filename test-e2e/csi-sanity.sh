@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 lvmqos_install_packages
 lvmqos_pick_jdk
+lvmqos_pick_uml
 [ -f csi-node/target/lvmqos.jar ] || mvn -B -q package -DskipTests
 exec mvn -B -pl test-e2e -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=CsiSanityIT -Dcsi.sanity.binary="$binary" -Dcsi.sanity.args="$*"

@@ -55,7 +55,8 @@ run() {
     if [ -n "$run_output" ]; then printf '%s\n' "$run_output"; fi
 }
 
-marker "init start"
+# Which kernel this is, in every guest's console log: the host chooses it per machine (scripts/lib.sh).
+marker "init start kernel=$(uname -r) $(uname -v)"
 
 marker "mounts start"
 run mounts mount -t proc proc /proc
@@ -87,9 +88,12 @@ OUT_READY=1
 marker "out ok $LVMQOS_OUT"
 
 marker "modules start"
-LVMQOS_MODULE_DIR=/usr/lib/uml/modules/$(uname -r)
+# The host names the kernel's module directory (LVMQOS_UML_MODULES: the one holding modules.dep, or
+# its parent with a directory per release); without it, the system's user-mode-linux package's.
+LVMQOS_MODULE_DIR=${LVMQOS_UML_MODULES:-/usr/lib/uml/modules}
+[ -r "$LVMQOS_MODULE_DIR/modules.dep" ] || LVMQOS_MODULE_DIR=$LVMQOS_MODULE_DIR/$(uname -r)
 if [ ! -r "$LVMQOS_MODULE_DIR/modules.dep" ]; then
-    fail modules "no $LVMQOS_MODULE_DIR/modules.dep: the installed user-mode-linux modules do not match kernel $(uname -r)"
+    fail modules "no $LVMQOS_MODULE_DIR/modules.dep: the module directory does not fit kernel $(uname -r); set LVMQOS_UML_MODULES to its modules"
 fi
 command -v insmod > /dev/null || fail modules "insmod not found: apt-get install kmod"
 LOADED=" "

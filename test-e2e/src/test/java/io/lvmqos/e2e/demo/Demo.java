@@ -55,6 +55,16 @@ public final class Demo {
         System.exit(run(options));
     }
 
+    /** The kernel ./demo chose for this machine (scripts/lib.sh exports it), for the header. */
+    private static String kernelDescription() {
+        String release = System.getenv("LVMQOS_UML_RELEASE");
+        String origin = System.getenv("LVMQOS_UML_ORIGIN");
+        if (release == null) {
+            return "the kernel of linux.uml on PATH";
+        }
+        return "kernel " + release + (origin == null ? "" : ": " + origin);
+    }
+
     static int run(DemoOptions options) {
         Path runDirs = Path.of(System.getProperty(UmlGuest.RUN_DIR_PROPERTY, "target/demo-runs")).toAbsolutePath();
         String token = UUID.randomUUID().toString();
@@ -68,8 +78,8 @@ public final class Demo {
                 .env(RUN_TOKEN, token)
                 .payload(guestCommandLine(options))
                 .build();
-        say("lvmqos demo: booting a user-mode-Linux node (a 6.1 kernel run as a process) with a " + options.disk().text()
-                + " sparse file as its disk");
+        say("lvmqos demo: booting a user-mode-Linux node (" + kernelDescription() + ", run as a process) with a "
+                + options.disk().text() + " sparse file as its disk");
         CompletableFuture<GuestRun> run = CompletableFuture.supplyAsync(guest::run);
         Echo echo = new Echo();
         try {

@@ -366,7 +366,7 @@ public class ControllerBenchCheck {
     private static String report(List<Call[]> thin, List<Call[]> linear, double[] spawn, Concurrent creates,
                                  Concurrent deletes) {
         StringBuilder md = new StringBuilder("## CreateVolume and DeleteVolume against their lvm commands (issue 3)\n\n")
-                .append("User-mode-Linux guest (6.1 kernel, 1 CPU): a 4 GiB disk, VG `lvmqos`, zeroing thin pool ")
+                .append("User-mode-Linux guest (kernel " + System.getProperty("os.version") + ", 1 CPU): a 4 GiB disk, VG `lvmqos`, zeroing thin pool ")
                 .append("`thinpool` of 2 GiB. ").append(CALLS).append(" calls of each kind after ").append(WARMUP)
                 .append(" warm-up calls, 8 MiB volumes, thin and linear alternated. The commands the driver ran for ")
                 .append("each call (argv, exit code and duration from its own debug log: `CommandRunner` at debug, ")

@@ -602,7 +602,7 @@ public class PublishBenchCheck {
             double execPair = s("execPair").p50();
             StringBuilder md = new StringBuilder();
             md.append("## NodePublishVolume and NodeUnpublishVolume (issue 4)\n\n")
-                    .append("User-mode-Linux guest (6.1 kernel, 1 CPU), cgroup v2. One linear 64 MiB ext4 volume with ")
+                    .append("User-mode-Linux guest (kernel " + System.getProperty("os.version") + ", 1 CPU), cgroup v2. One linear 64 MiB ext4 volume with ")
                     .append("`writeBPS: 8Mi`, staged once; one pod cgroup in the systemd layout (burstable). ")
                     .append(ROUNDS).append(" rounds after ").append(WARMUP).append(" warm-up rounds; each round ")
                     .append("publishes to a fresh target `/run/kubelet/pods/<uid>/volumes/kubernetes.io~csi/pv-<n>/mount` ")

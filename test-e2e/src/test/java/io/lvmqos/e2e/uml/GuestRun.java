@@ -3,6 +3,8 @@ package io.lvmqos.e2e.uml;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A guest run whose payload ran to its end.
@@ -27,6 +29,8 @@ public record GuestRun(
         Duration bootToPayload,
         Duration payloadTime) {
 
+    private static final Pattern KERNEL = Pattern.compile("LVMQOS-STAGE init start kernel=(\\S+)");
+
     /** Returns this run if the payload exited 0; otherwise throws a {@code PAYLOAD_FAILED} failure. */
     public GuestRun requireSuccess() {
         if (exitCode != 0) {
@@ -34,6 +38,12 @@ public record GuestRun(
                     "exit code " + exitCode, Optional.of(runDir), consoleTail(UmlGuest.CONSOLE_TAIL_LINES));
         }
         return this;
+    }
+
+    /** The guest kernel's release ({@code uname -r}), as init announced it on the console. */
+    public Optional<String> kernelRelease() {
+        Matcher matcher = KERNEL.matcher(console);
+        return matcher.find() ? Optional.of(matcher.group(1)) : Optional.empty();
     }
 
     public String consoleTail(int lines) {

@@ -30,8 +30,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * A user-mode-Linux guest for real-kernel tests: a real 6.1 kernel with device-mapper, LVM and cgroup
- * v2 io, run as a host process. The guest's root is the host's {@code /} read-only, so the host's JDK,
+ * A user-mode-Linux guest for real-kernel tests: a real kernel with device-mapper, LVM and cgroup
+ * v2 io, run as a host process. Which kernel is the host's choice: {@value #KERNEL_VARIABLE} and
+ * {@value #MODULES_VARIABLE}, which {@code scripts/lib.sh} sets to one that a probe boot proved on this
+ * machine ({@code ./run-tests} does), else {@code linux.uml} on PATH and its package's modules. The guest's root is the host's {@code /} read-only, so the host's JDK,
  * lvm2 and the test classpath are all there; its disks are sparse files in a fresh run directory.
  *
  * <p>{@link #run()} boots the guest; the init script (resource {@code uml/init.sh}) loads the
@@ -56,6 +58,10 @@ public final class UmlGuest {
     public static final String DEFAULT_CGROUP_ROOT = "/sys/fs/cgroup";
     /** Set to 1 to skip (not pass) every guest test, on a machine that cannot run them. */
     public static final String SKIP_VARIABLE = "LVMQOS_SKIP_UML";
+    /** The UML kernel to boot; unset, {@code linux.uml} on PATH. */
+    public static final String KERNEL_VARIABLE = "LVMQOS_UML";
+    /** That kernel's module directory (holding modules.dep, or a directory per release). */
+    public static final String MODULES_VARIABLE = "LVMQOS_UML_MODULES";
     /** System property: where run directories go. */
     public static final String RUN_DIR_PROPERTY = "lvmqos.runDir";
     /** System property: true copies the guest's console to standard output as it runs. */
@@ -97,6 +103,14 @@ public final class UmlGuest {
         }
     }
 
+    /** A UML kernel and its module directory (the one holding modules.dep, or its parent). */
+    public record Kernel(Path binary, Path modules) {
+        public Kernel {
+            Objects.requireNonNull(binary);
+            Objects.requireNonNull(modules);
+        }
+    }
+
     private final String name;
     private final String memory;
     private final List<Long> diskSizes;
@@ -108,6 +122,7 @@ public final class UmlGuest {
     private final Map<String, String> environment;
     private final Duration timeout;
     private final boolean keepDisks;
+    private final Optional<Kernel> kernel;
 
     private UmlGuest(Builder builder) {
         this.name = builder.name;
@@ -121,6 +136,7 @@ public final class UmlGuest {
         this.environment = Map.copyOf(builder.environment);
         this.timeout = builder.timeout;
         this.keepDisks = builder.keepDisks;
+        this.kernel = builder.kernel.or(UmlGuest::chosenKernel);
     }
 
     public static Builder builder() {
@@ -253,8 +269,15 @@ public final class UmlGuest {
                     + " rights, so only a root host user gives it a real root; run as root, or set "
                     + SKIP_VARIABLE + "=1 to skip these tests explicitly");
         }
-        if (findOnPath("linux.uml").isEmpty()) {
-            missing.add("linux.uml not found on PATH: apt-get install user-mode-linux");
+        if (kernel.isPresent() && !Files.isExecutable(kernel.get().binary())) {
+            missing.add("the kernel " + kernel.get().binary() + " is not an executable file");
+        } else if (kernel.isEmpty() && findOnPath("linux.uml").isEmpty()) {
+            missing.add("linux.uml not found on PATH: apt-get install user-mode-linux, or run ./run-tests, which"
+                    + " chooses a kernel that boots on this machine");
+        }
+        if (System.getenv(KERNEL_VARIABLE) != null && System.getenv(MODULES_VARIABLE) == null) {
+            missing.add(KERNEL_VARIABLE + " is set but " + MODULES_VARIABLE + " is not: name the kernel's module"
+                    + " directory too");
         }
         // The guest runs with its own PATH over the host's files: look where it will look.
         if (findIn(GUEST_SBIN, "insmod").isEmpty()) {
@@ -336,6 +359,7 @@ public final class UmlGuest {
         params.put(GuestEnv.CGROUP_MODE, cgroupMode.guestName());
         params.put(GuestEnv.CGROUP_ROOT, cgroupRoot);
         params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
+        params.put(MODULES_VARIABLE, kernel.map(k -> k.modules().toString()).orElse(""));
         params.put("LVMQOS_PAYLOAD", payload);
         params.put("LVMQOS_PAYLOAD_ENV", runDir.resolve("payload-env.sh").toString());
         return params;
@@ -359,7 +383,7 @@ public final class UmlGuest {
 
     private List<String> command(Path runDir) {
         List<String> command = new ArrayList<>(List.of(
-                "linux.uml",
+                kernelName(),
                 "mem=" + memory,
                 "rootfstype=hostfs",
                 "rootflags=/",
@@ -407,9 +431,11 @@ public final class UmlGuest {
                     wallTime, bootToPayload, payloadEnd.minus(bootToPayload));
         }
         if (!stages.reached(StageLog.INIT)) {
-            throw failure(Failure.BOOT, exited
-                    ? "linux.uml exited with code " + umlExit + " before init ran"
-                    : "init did not start within " + timeout, runDir, consoleText);
+            throw failure(Failure.BOOT, (exited
+                    ? kernelName() + " exited with code " + umlExit + " before init ran"
+                    : "init did not start within " + timeout)
+                    + "; ./run-tests (scripts/lib.sh) chooses a kernel that boots on this machine, or set "
+                    + KERNEL_VARIABLE + " and " + MODULES_VARIABLE, runDir, consoleText);
         }
         String stage = stages.lastStarted().orElse(StageLog.INIT);
         if (!exited && stage.equals(StageLog.PAYLOAD)) {
@@ -484,6 +510,17 @@ public final class UmlGuest {
         }
     }
 
+    /** The kernel the host chose ({@value #KERNEL_VARIABLE}), if it chose one. */
+    private static Optional<Kernel> chosenKernel() {
+        return Optional.ofNullable(System.getenv(KERNEL_VARIABLE)).filter(binary -> !binary.isBlank())
+                .map(binary -> new Kernel(Path.of(binary),
+                        Path.of(Objects.requireNonNullElse(System.getenv(MODULES_VARIABLE), ""))));
+    }
+
+    private String kernelName() {
+        return kernel.map(k -> k.binary().toString()).orElse("linux.uml");
+    }
+
     private static Optional<Path> findOnPath(String program) {
         String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
         return findIn(Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList(), program);
@@ -512,6 +549,7 @@ public final class UmlGuest {
         private final Map<String, String> environment = new LinkedHashMap<>();
         private Duration timeout = DEFAULT_TIMEOUT;
         private boolean keepDisks;
+        private Optional<Kernel> kernel = Optional.empty();
 
         private Builder() {
         }
@@ -530,7 +568,14 @@ public final class UmlGuest {
             copy.environment.putAll(environment);
             copy.timeout = timeout;
             copy.keepDisks = keepDisks;
+            copy.kernel = kernel;
             return copy;
+        }
+
+        /** Boots this kernel rather than the host's choice ({@value #KERNEL_VARIABLE}, else PATH). */
+        public Builder kernel(Kernel kernel) {
+            this.kernel = Optional.of(kernel);
+            return this;
         }
 
         /** Names the run directory, to find it among others: letters, digits, '.', '_' and '-'. */

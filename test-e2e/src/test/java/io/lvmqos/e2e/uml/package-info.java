@@ -24,6 +24,10 @@
  *     One guest boots for all the classes given; each guest test becomes one host test.</li>
  * </ol>
  *
+ * <p>The kernel: {@code LVMQOS_UML} and {@code LVMQOS_UML_MODULES}, which {@code scripts/lib.sh}'s
+ * {@code lvmqos_pick_uml} sets to a kernel that a probe boot proved on this host (./run-tests does);
+ * without them, {@code linux.uml} on PATH. {@code Builder.kernel(...)} overrides both for one guest.
+ *
  * <p>Host prerequisites: root, and the packages user-mode-linux, kmod, lvm2 and thin-provisioning-tools;
  * uml-utilities (uml_mconsole), if present, lets a timed-out guest dump its tasks before it is killed.
  * {@code LVMQOS_SKIP_UML=1} skips every guest test explicitly.

@@ -171,10 +171,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         QosSpec change = QosParameters.parseMutable(request.getMutableParametersMap());
         VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
                 .orElseThrow(() -> DriverException.notFound("volume " + request.getVolumeId() + " does not exist"));
-        if (id.node().equals(node)) {
+        if (id.isOn(node)) {
             provisioner.modifyQos(id, change);
         } else if (!ownersApplyClasses) {
-            throw DriverException.notFound("volume " + id + " lives on node " + id.node() + ", not on node " + node
+            throw DriverException.notFound("volume " + id + " lives on " + id.nodeDescription() + ", not on node " + node
                     + ", and the plugins do not watch Kubernetes (--watch-kubernetes) to hand the change to it");
         }
         reply.onNext(Csi.ControllerModifyVolumeResponse.getDefaultInstance());
@@ -209,7 +209,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void listSnapshots(Csi.ListSnapshotsRequest request, StreamObserver<Csi.ListSnapshotsResponse> reply) {
         List<ManagedVolume> snapshots = provisioner.catalog().list(VolumeId.Kind.SNAPSHOT).stream()
-                .filter(s -> request.getSnapshotId().isEmpty() || s.id().toString().equals(request.getSnapshotId()))
+                .filter(s -> request.getSnapshotId().isEmpty() || VolumeId.parse(VolumeId.Kind.SNAPSHOT, request.getSnapshotId())
+                        .filter(wanted -> wanted.sameVolume(s.id())).isPresent())
                 .filter(s -> request.getSourceVolumeId().isEmpty()
                         || s.source().equals(Optional.of(request.getSourceVolumeId())))
                 .toList();
@@ -259,13 +260,13 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     private ManagedVolume findVolume(String volumeId) {
         return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId)
-                .flatMap(id -> provisioner.catalog().refresh(id).filter(v -> id.node().equals(node)))
+                .flatMap(id -> provisioner.catalog().refresh(id).filter(v -> id.isOn(node)))
                 .orElseThrow(() -> DriverException.notFound("volume " + volumeId + " does not exist on node " + node));
     }
 
     private void requireLocal(VolumeId id) {
-        if (!id.node().equals(node)) {
-            throw DriverException.failedPrecondition(id + " lives on node " + id.node() + "; this plugin serves node "
+        if (!id.isOn(node)) {
+            throw DriverException.failedPrecondition(id + " lives on " + id.nodeDescription() + "; this plugin serves node "
                     + node + " and cannot reach it");
         }
     }

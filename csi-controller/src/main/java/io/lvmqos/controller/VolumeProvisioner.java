@@ -141,8 +141,8 @@ public final class VolumeProvisioner {
     }
 
     private LogicalVolume sourceVolume(VolumeId source, String vg, VolumeGroupContents contents) {
-        if (!source.node().equals(catalog.node())) {
-            throw DriverException.invalidArgument("the content source " + source + " is on node " + source.node()
+        if (!source.isOn(catalog.node())) {
+            throw DriverException.invalidArgument("the content source " + source + " is on " + source.nodeDescription()
                     + ", this volume would be on node " + catalog.node() + ": LVM volumes can only be copied on "
                     + "their own node");
         }

@@ -17,6 +17,8 @@ public final class LvmNames {
     private static final Pattern VALID = Pattern.compile("[A-Za-z0-9+_.][A-Za-z0-9+_.-]{0,62}");
     private static final int READABLE_LENGTH = 32;
     private static final int DIGEST_HEX_LENGTH = 24;
+    /** The longest LV name this class makes: a snapshot's. */
+    public static final int MAX_LV_NAME_LENGTH = "snap_".length() + READABLE_LENGTH + 1 + DIGEST_HEX_LENGTH;
 
     private LvmNames() {
     }

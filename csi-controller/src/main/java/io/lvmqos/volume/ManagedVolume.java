@@ -26,7 +26,7 @@ public record ManagedVolume(VolumeId id, String csiName, LogicalVolume lv, long 
             return Optional.empty();
         }
         long requested = lv.tag(VolumeTags.REQUESTED_BYTES).map(Long::parseLong).orElse(lv.sizeBytes());
-        return Optional.of(new ManagedVolume(new VolumeId(kind, node, lv.volumeGroup(), lv.name()), name.get(), lv,
+        return Optional.of(new ManagedVolume(VolumeId.issue(kind, node, lv.volumeGroup(), lv.name()), name.get(), lv,
                 requested, lv.tag(VolumeTags.PARAMETERS).orElse(""), VolumeTags.qosOf(lv.tags()),
                 lv.tag(VolumeTags.SOURCE)));
     }

@@ -48,7 +48,7 @@ public final class VolumeCatalog {
 
     /** The volume, from the index or else from LVM; empty when it does not exist here. */
     public Optional<ManagedVolume> find(VolumeId id) {
-        if (!id.node().equals(node) || !volumeGroups.contains(id.volumeGroup())) {
+        if (!id.isOn(node) || !volumeGroups.contains(id.volumeGroup())) {
             return Optional.empty();
         }
         ManagedVolume known = volumes.get(id);

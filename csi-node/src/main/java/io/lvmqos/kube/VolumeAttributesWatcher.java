@@ -206,7 +206,7 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
             return Optional.empty();
         }
         return VolumeId.parse(VolumeId.Kind.VOLUME, Objects.requireNonNullElse(spec.getCsi().getVolumeHandle(), ""))
-                .filter(id -> id.node().equals(nodeId))
+                .filter(id -> id.isOn(nodeId))
                 .map(id -> new Volume(pv.getMetadata().getName(), id,
                         Optional.ofNullable(spec.getVolumeAttributesClassName()).filter(name -> !name.isEmpty())));
     }

@@ -92,7 +92,7 @@ final class PublishedVolumes {
 
     private Optional<VolumeId> volumeId(DeviceMapperName dm) {
         try {
-            return Optional.of(new VolumeId(VolumeId.Kind.VOLUME, node, dm.volumeGroup(), dm.logicalVolume()));
+            return Optional.of(VolumeId.issue(VolumeId.Kind.VOLUME, node, dm.volumeGroup(), dm.logicalVolume()));
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }

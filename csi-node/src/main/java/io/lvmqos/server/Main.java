@@ -3,6 +3,7 @@ package io.lvmqos.server;
 import io.lvmqos.metrics.MetricsAddress;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.NodeIds;
+import io.lvmqos.volume.VolumeId;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -68,6 +69,11 @@ public final class Main implements Callable<Integer> {
             if (!LvmNames.isValidName(group)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "--volume-group " + group
                         + " is not a valid volume group name");
+            }
+            try {
+                VolumeId.requireFitsInIds(group);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--volume-group: " + e.getMessage());
             }
         }
         if (!NodeIds.isValid(nodeId)) {

@@ -28,10 +28,20 @@ public final class GuestDriver implements AutoCloseable {
     private CsiClient client;
     private final List<String> prefix;
     private final List<String> extraArgs;
+    private final String node;
 
-    private GuestDriver(List<String> prefix, List<String> extraArgs) {
+    private GuestDriver(List<String> prefix, String node, List<String> extraArgs) {
         this.prefix = List.copyOf(prefix);
+        this.node = node;
         this.extraArgs = List.copyOf(extraArgs);
+    }
+
+    /** The driver serving a node of another name than {@link #NODE}. */
+    public static GuestDriver startAs(String node, String... extraArgs) throws Exception {
+        prepareKubeletDir();
+        GuestDriver driver = new GuestDriver(List.of(), node, List.of(extraArgs));
+        driver.launch();
+        return driver;
     }
 
     public static GuestDriver start(String... extraArgs) throws Exception {
@@ -41,7 +51,7 @@ public final class GuestDriver implements AutoCloseable {
     /** Starts the driver behind a command prefix, such as {@code unshare --mount} for its own mount namespace. */
     public static GuestDriver startBehind(List<String> prefix, String... extraArgs) throws Exception {
         prepareKubeletDir();
-        GuestDriver driver = new GuestDriver(prefix, List.of(extraArgs));
+        GuestDriver driver = new GuestDriver(prefix, NODE, List.of(extraArgs));
         driver.launch();
         return driver;
     }
@@ -58,7 +68,7 @@ public final class GuestDriver implements AutoCloseable {
     }
 
     private void launch() throws Exception {
-        List<String> args = new ArrayList<>(List.of("--node-id", NODE, "--kubelet-dir", KUBELET.toString(),
+        List<String> args = new ArrayList<>(List.of("--node-id", node, "--kubelet-dir", KUBELET.toString(),
                 "--cgroup-root", GuestEnv.cgroupRoot().toString()));
         for (String vg : GuestEnv.volumeGroups()) {
             args.add("--volume-group");

@@ -1,6 +1,6 @@
 package io.lvmqos.identity;
 
-import io.lvmqos.lvm.Lvm;
+import io.lvmqos.lvm.VolumeGroup;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -12,9 +12,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Whether the volume groups answer, checked in the background so that Probe answers at once
- * and never waits behind an LVM lock (the livenessprobe sidecar restarts plugins whose Probe
- * hangs).
+ * Whether this node's volume groups exist, checked in the background so that Probe answers at once
+ * and never waits behind an LVM lock.
+ *
+ * <p>Probe's answer is what the livenessprobe sidecar turns into the container's liveness, and a
+ * failed liveness restarts the container, which kills whatever lvm is running in it. So the verdict
+ * means "this process serves", never "LVM is fast": it turns not-ready only when lvm has answered
+ * that a volume group does not exist (a node this DaemonSet should not run on, or one whose disks
+ * are gone), and stays as it was while lvm is slow or fails, which is only logged. Every RPC that
+ * needs LVM is bounded by its own deadline either way.
  */
 public final class HealthCheck implements AutoCloseable {
 
@@ -24,15 +30,21 @@ public final class HealthCheck implements AutoCloseable {
     public record Verdict(boolean ready, Optional<String> reason) {
     }
 
-    private final Lvm lvm;
+    /** How a volume group is looked up: {@code Lvm::volumeGroup}. */
+    @FunctionalInterface
+    public interface VolumeGroups {
+        Optional<VolumeGroup> find(String name);
+    }
+
+    private final VolumeGroups lookup;
     private final List<String> volumeGroups;
-    private final AtomicReference<Verdict> verdict =
-            new AtomicReference<>(new Verdict(false, Optional.of("the first health check has not finished yet")));
+    // Serving from the start: a first check stuck behind a held VG lock must not fail liveness.
+    private final AtomicReference<Verdict> verdict = new AtomicReference<>(new Verdict(true, Optional.empty()));
     private final ScheduledExecutorService scheduler =
             Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("health-check").factory());
 
-    public HealthCheck(Lvm lvm, List<String> volumeGroups) {
-        this.lvm = lvm;
+    public HealthCheck(VolumeGroups lookup, List<String> volumeGroups) {
+        this.lookup = lookup;
         this.volumeGroups = List.copyOf(volumeGroups);
     }
 
@@ -48,12 +60,13 @@ public final class HealthCheck implements AutoCloseable {
     public Verdict check() {
         Verdict next;
         try {
-            List<String> missing = volumeGroups.stream().filter(vg -> lvm.volumeGroup(vg).isEmpty()).toList();
+            List<String> missing = volumeGroups.stream().filter(vg -> lookup.find(vg).isEmpty()).toList();
             next = missing.isEmpty()
                     ? new Verdict(true, Optional.empty())
                     : new Verdict(false, Optional.of("volume group(s) " + missing + " not found"));
         } catch (RuntimeException e) {
-            next = new Verdict(false, Optional.of("lvm does not answer: " + e.getMessage()));
+            log.warn("health check: lvm did not answer ({}); Probe keeps its last answer", e.getMessage());
+            return verdict.get();
         }
         Verdict previous = verdict.getAndSet(next);
         if (!next.equals(previous)) {

@@ -2,6 +2,7 @@ package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.ConformanceCheck;
 import io.lvmqos.e2e.guest.ControllerCheck;
+import io.lvmqos.e2e.guest.HeldVolumeGroupLockCheck;
 import io.lvmqos.e2e.guest.LongNodeNameCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -25,6 +26,7 @@ class ControllerIT {
                 .volumeGroup("lvmqos-b", 1)
                 .cgroup(CgroupMode.V2)
                 .timeout(Duration.ofMinutes(Long.getLong("lvmqos.controllerTimeoutMinutes", 15)));
-        return GuestJUnit.dynamicTests(guest, ControllerCheck.class, ConformanceCheck.class, LongNodeNameCheck.class);
+        return GuestJUnit.dynamicTests(guest, ControllerCheck.class, ConformanceCheck.class, LongNodeNameCheck.class,
+                HeldVolumeGroupLockCheck.class);
     }
 }

@@ -1,8 +1,8 @@
 package io.lvmqos.controller;
 
+import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.lvm.DeviceUsers;
-import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroup;
@@ -18,10 +18,13 @@ import io.lvmqos.volume.VolumeParameters;
 import io.lvmqos.volume.VolumeParameters.LvmType;
 import io.lvmqos.volume.VolumeTags;
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Makes and removes LVs for volumes and snapshots, under a per-LV lock, with LVM as the only
@@ -35,16 +38,16 @@ public final class VolumeProvisioner {
     }
 
     private final Lvm lvm;
-    private final DeviceWiper wiper;
+    private final ResumableWipe wipe;
     private final VolumeCatalog catalog;
     private final KeyedLocks locks;
     private final DeviceUsers users;
     private final QosListener qosListener;
 
-    public VolumeProvisioner(Lvm lvm, DeviceWiper wiper, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
+    public VolumeProvisioner(Lvm lvm, ResumableWipe wipe, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
                              QosListener qosListener) {
         this.lvm = lvm;
-        this.wiper = wiper;
+        this.wipe = wipe;
         this.catalog = catalog;
         this.locks = locks;
         this.users = users;
@@ -118,6 +121,12 @@ public final class VolumeProvisioner {
     private ManagedVolume adopt(VolumeRequest request, LogicalVolume lv) {
         ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow(() -> DriverException.internal(
                 "LV " + lv.lvmPath() + " exists but does not carry this driver's tags"));
+        Optional<String> wiped = lv.tag(VolumeTags.WIPED);
+        if (wiped.isPresent()) {
+            throw DriverException.aborted("volume \"" + request.csiName() + "\" is being deleted: its LV " + lv.lvmPath()
+                    + " is being zeroed (" + wiped.get() + " of " + lv.sizeBytes() + " bytes done); create it again"
+                    + " once DeleteVolume has finished");
+        }
         if (!volume.csiName().equals(request.csiName())) {
             throw DriverException.internal("LV " + lv.lvmPath() + " belongs to volume \"" + volume.csiName() + "\"");
         }
@@ -200,7 +209,11 @@ public final class VolumeProvisioner {
         return lvm.volumeGroup(vg).map(VolumeGroup::freeBytes).orElse(0L);
     }
 
-    /** Removes a volume; a linear LV is zeroed first. Absent is success. */
+    /**
+     * Removes a volume; a linear LV is zeroed first, from where an earlier call stopped (see
+     * {@link ResumableWipe}), and this call answers ABORTED, progress saved, when its deadline would
+     * pass first. Absent is success.
+     */
     public void deleteVolume(VolumeId id) {
         try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
             Optional<LogicalVolume> found = lvm.logicalVolume(id.volumeGroup(), id.lvName());
@@ -219,11 +232,33 @@ public final class VolumeProvisioner {
                 if (!lv.active()) {
                     lvm.activate(lv.volumeGroup(), lv.name());
                 }
-                wiper.zero(lv.devicePath());
+                zeroBeforeRemoval(lv);
             }
             lvm.remove(id.volumeGroup(), id.lvName());
             catalog.forget(id);
         }
+    }
+
+    private void zeroBeforeRemoval(LogicalVolume lv) {
+        Optional<Long> started = lv.tag(VolumeTags.WIPED).map(Long::parseLong);
+        if (started.isEmpty()) {
+            // first, so that no CreateVolume of the same name adopts a half-zeroed LV between attempts
+            lvm.replaceTags(lv.volumeGroup(), lv.name(), List.of(), List.of(Lvm.tag(VolumeTags.WIPED, "0")));
+        }
+        AtomicLong saved = new AtomicLong(started.orElse(0L));
+        wipe.run(lv.devicePath(), lv.sizeBytes(), saved.get(), wiped -> {
+            long before = saved.get();
+            if (wiped != before) {
+                lvm.replaceTags(lv.volumeGroup(), lv.name(), List.of(Lvm.tag(VolumeTags.WIPED, Long.toString(before))),
+                        List.of(Lvm.tag(VolumeTags.WIPED, Long.toString(wiped))));
+                saved.set(wiped);
+            }
+        }, timeLeft());
+    }
+
+    private static Optional<Duration> timeLeft() {
+        return Optional.ofNullable(Context.current().getDeadline())
+                .map(deadline -> Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
 
     /**

@@ -30,8 +30,10 @@ public final class DeviceWiper {
         return new DeviceWiper(runner, CommandRunner.locate("blkdiscard"));
     }
 
-    public void zero(Path device) {
-        CommandResult result = runner.run(Command.of(blkdiscard, TIMEOUT, "--zeroout", "--", device.toString()));
+    /** Zeroes {@code length} bytes from {@code offset}; both must be multiples of the sector size. */
+    public void zero(Path device, long offset, long length) {
+        CommandResult result = runner.run(Command.of(blkdiscard, TIMEOUT, "--zeroout", "--offset", Long.toString(offset),
+                "--length", Long.toString(length), "--", device.toString()));
         if (!result.succeeded()) {
             String said = result.diagnostic();
             if (said.contains("busy") || said.contains("in use")) {

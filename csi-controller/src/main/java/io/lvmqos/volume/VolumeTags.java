@@ -22,6 +22,11 @@ public final class VolumeTags {
     public static final String REQUESTED_BYTES = PREFIX + "requested";
     public static final String PARAMETERS = PREFIX + "params";
     public static final String SOURCE = PREFIX + "source";
+    /**
+     * Set on a linear LV when its deletion starts: how many bytes from its start are zeroed. An LV
+     * with it is never handed out again; the next DeleteVolume goes on from there.
+     */
+    public static final String WIPED = PREFIX + "wiped";
     public static final String QOS_PREFIX = PREFIX + "qos.";
 
     private VolumeTags() {

@@ -2,6 +2,7 @@ package io.lvmqos.server;
 
 import io.grpc.BindableService;
 import io.lvmqos.controller.ControllerService;
+import io.lvmqos.controller.ResumableWipe;
 import io.lvmqos.controller.VolumeProvisioner;
 import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.identity.HealthCheck;
@@ -53,7 +54,9 @@ public final class Driver {
         PodLimits podLimits = new PodLimits(podCgroups,
                 new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());
         // the controller and the node are one process: a change of limits reaches the pods directly
-        VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
+        VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
+                new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
+                        settings.wipeBytesPerSecond()), catalog, locks,
                 new MountedDeviceUsers(mountTable), podLimits::reapply);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,

@@ -4,11 +4,12 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /** The validated command line. */
 public record DriverSettings(Path socket, String nodeId, String driverName, List<String> volumeGroups,
                              Path kubeletDir, Path cgroupRoot, boolean watchKubernetes, String version,
-                             Optional<InetSocketAddress> metricsAddress) {
+                             Optional<InetSocketAddress> metricsAddress, OptionalLong wipeBytesPerSecond) {
 
     public DriverSettings {
         volumeGroups = List.copyOf(volumeGroups);

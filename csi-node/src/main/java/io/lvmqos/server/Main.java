@@ -3,12 +3,15 @@ package io.lvmqos.server;
 import io.lvmqos.metrics.MetricsAddress;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.NodeIds;
+import io.lvmqos.volume.Quantity;
 import io.lvmqos.volume.VolumeId;
+import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -42,6 +45,11 @@ public final class Main implements Callable<Integer> {
             + " through the Kubernetes API (the pod's service account) and apply class changes here; ControllerModifyVolume"
             + " for another node's volume then answers OK and leaves it to that node")
     boolean watchKubernetes;
+
+    @Option(names = "--wipe-bps", paramLabel = "RATE", description = "the most a deleted linear volume's zeroing may"
+            + " write per second on average, a quantity such as 200Mi (at least 1Mi); it keeps the wipe from"
+            + " starving the pods on the same disk (default: as fast as the disk goes)")
+    String wipeBps;
 
     @Option(names = "--metrics-address", paramLabel = "[HOST]:PORT", description = "serve Prometheus metrics at"
             + " http://HOST:PORT/metrics; :PORT listens on every interface, e.g. :9808 (default: off)")
@@ -96,8 +104,17 @@ public final class Main implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--metrics-address: " + e.getMessage());
         }
+        OptionalLong wipeRate = OptionalLong.empty();
+        if (wipeBps != null) {
+            wipeRate = Quantity.parse(wipeBps)
+                    .filter(rate -> rate.compareTo(BigDecimal.valueOf(1L << 20)) >= 0)
+                    .filter(rate -> rate.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) <= 0)
+                    .map(rate -> OptionalLong.of(rate.longValue()))
+                    .orElseThrow(() -> new CommandLine.ParameterException(new CommandLine(this), "--wipe-bps " + wipeBps
+                            + " is not valid: expected bytes per second of at least 1Mi, such as 200Mi"));
+        }
         return new DriverSettings(socket, nodeId, driverName, groups, kubeletDir.normalize(), cgroupRoot.normalize(),
-                watchKubernetes, BuildVersion.version(), metrics);
+                watchKubernetes, BuildVersion.version(), metrics, wipeRate);
     }
 
     /** The version Maven put into the jar. */

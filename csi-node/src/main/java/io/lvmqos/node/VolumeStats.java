@@ -17,20 +17,30 @@ import java.util.Optional;
 /**
  * NodeGetVolumeStats: usage of the filesystem at a volume path (statfs through stat(1), which
  * also gives inode counts that Java's FileStore does not), and whether the volume is healthy:
- * its device present, the path still a mount of it, the filesystem not gone read-only.
+ * its device present and answering a read, the path still a mount of it, the filesystem not gone
+ * read-only.
+ *
+ * <p>The read is one 4 KiB block from the device's start with O_DIRECT, so that the page cache
+ * cannot answer for a disk that fails: statfs and a mounted filesystem's metadata come from memory
+ * and look fine long after the disk has stopped answering. It runs in a child process (dd) with a
+ * short timeout, so that a stalled device costs this call five seconds, not a handler thread for
+ * ever; kubelet asks about once a minute per volume.
  */
 public final class VolumeStats {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
 
     private final CommandRunner runner;
     private final MountTable mountTable;
     private final Path stat;
+    private final Path dd;
 
     public VolumeStats(CommandRunner runner, MountTable mountTable) {
         this.runner = runner;
         this.mountTable = mountTable;
         this.stat = CommandRunner.locate("stat");
+        this.dd = CommandRunner.locate("dd");
     }
 
     public Csi.NodeGetVolumeStatsResponse of(ManagedVolume volume, Path path) {
@@ -45,21 +55,24 @@ public final class VolumeStats {
         DeviceNumber device = DeviceNumber.of(volume.devicePath());
         Optional<MountEntry> mount = mountTable.at(path);
         if (Files.isRegularFile(path)) {
-            // a raw block publish: the bind mount of the device node is the only thing to check
+            // a raw block publish: the bind mount of the device node, and the device itself, are what to check
             if (mount.isEmpty()) {
                 throw DriverException.notFound("volume " + volume.id() + " is not published at " + path);
             }
             return answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)
                             .setTotal(volume.sizeBytes()))
-                    .setVolumeCondition(normal()).build();
+                    .setVolumeCondition(readProblem(volume.devicePath()).map(VolumeStats::abnormal).orElse(normal()))
+                    .build();
         }
         if (mount.isEmpty() || !mount.get().device().equals(device)) {
             throw DriverException.notFound("volume " + volume.id() + " is not mounted at " + path);
         }
+        Optional<String> unreadable = readProblem(volume.devicePath());
         CommandResult result = runner.run(Command.of(stat, TIMEOUT, "--file-system", "--format", "%S %b %f %a %c %d",
                 "--", path.toString()));
         if (!result.succeeded()) {
-            return answer.setVolumeCondition(abnormal("statfs of " + path + " failed: " + result.diagnostic())).build();
+            return answer.setVolumeCondition(abnormal(unreadable.orElse("statfs of " + path + " failed: "
+                    + result.diagnostic()))).build();
         }
         String[] f = result.stdout().strip().split(" ");
         long blockSize = Long.parseLong(f[0]);
@@ -73,11 +86,29 @@ public final class VolumeStats {
         answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.INODES)
                 .setTotal(inodes).setAvailable(freeInodes).setUsed(inodes - freeInodes));
         boolean wentReadOnly = mount.get().superOptions().contains("ro");
-        answer.setVolumeCondition(wentReadOnly
-                ? abnormal("the filesystem of volume " + volume.id() + " is read-only (errors made the kernel "
-                        + "remount it read-only?)")
-                : normal());
+        if (unreadable.isPresent()) {
+            answer.setVolumeCondition(abnormal(unreadable.get()));
+        } else if (wentReadOnly) {
+            answer.setVolumeCondition(abnormal("the filesystem of volume " + volume.id() + " is read-only (errors made"
+                    + " the kernel remount it read-only?)"));
+        } else {
+            answer.setVolumeCondition(normal());
+        }
         return answer.build();
+    }
+
+    /** Why the device's first block cannot be read, or empty when it can. */
+    private Optional<String> readProblem(Path device) {
+        CommandResult result;
+        try {
+            result = runner.run(Command.of(dd, READ_TIMEOUT, "if=" + device, "of=/dev/null", "bs=4096", "count=1",
+                    "iflag=direct", "status=none"));
+        } catch (DriverException.DeadlineExceeded e) {
+            return Optional.of("the device " + device + " did not answer a 4 KiB read within " + READ_TIMEOUT.toSeconds()
+                    + " s: it stalls");
+        }
+        return result.succeeded() ? Optional.empty()
+                : Optional.of("reading the device " + device + " fails: " + result.diagnostic());
     }
 
     private static Csi.VolumeCondition normal() {

@@ -1,0 +1,26 @@
+package io.lvmqos.e2e;
+
+import io.lvmqos.e2e.guest.DeviceFaultCheck;
+import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.GuestJUnit;
+import io.lvmqos.e2e.uml.UmlGuest;
+import java.time.Duration;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/** Faults injected under the driver with the UML kernel's device-mapper fault targets. */
+class FaultIT {
+
+    @TestFactory
+    Stream<DynamicTest> faultsOnTheNode() {
+        UmlGuest.Builder guest = UmlGuest.builder()
+                .name("faults")
+                .disk("2G")
+                .volumeGroup("lvmqos", 0)
+                .cgroup(CgroupMode.V2)
+                .modules("dm-flakey")
+                .timeout(Duration.ofMinutes(8));
+        return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class);
+    }
+}

@@ -1,6 +1,7 @@
 package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.DeviceFaultCheck;
+import io.lvmqos.e2e.guest.KillDuringRpcCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import io.lvmqos.e2e.uml.UmlGuest;
@@ -18,9 +19,10 @@ class FaultIT {
                 .name("faults")
                 .disk("2G")
                 .volumeGroup("lvmqos", 0)
+                .thinPool("lvmqos", "thinpool", "1G")
                 .cgroup(CgroupMode.V2)
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(8));
-        return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class);
+        return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class);
     }
 }

@@ -11,6 +11,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * Paths the kubelet hands the node plugin (staging and target paths), checked before the driver
@@ -24,6 +27,18 @@ import java.nio.file.attribute.PosixFilePermissions;
  * here, and paths are accepted under either spelling and returned under the real one, which is the
  * spelling the mount table uses.
  *
+ * <p>Staging and target paths must also have the shape kubelet gives them (its pkg/volume/csi),
+ * so that a confused or hostile caller cannot have the driver mount over, unmount or remove
+ * kubelet's own files (pki/, plugins_registry/, a pod's other volumes):
+ * <ul>
+ * <li>staging: {@code plugins/kubernetes.io/csi/<driver>/<hash of the volume handle>/globalmount},
+ *     the older {@code plugins/kubernetes.io/csi/pv/<pv>/globalmount}, or, for block volumes,
+ *     {@code plugins/kubernetes.io/csi/volumeDevices/staging/<pv>};</li>
+ * <li>target: {@code pods/<pod uid>/volumes/kubernetes.io~csi/<pv>/<leaf>} (kubelet's leaf is
+ *     {@code mount}; any one name is taken, since conformance tools such as csi-sanity choose their
+ *     own), or, for block volumes, {@code plugins/kubernetes.io/csi/volumeDevices/publish/<pv>/<pod uid>}.</li>
+ * </ul>
+ *
  * <p>The check and the later mkdir, mount or delete are separate system calls; {@link Mounter}
  * closes that gap for mounts by mounting through an O_PATH descriptor. For creation and removal
  * the operations themselves never follow a final symlink (mkdir and unlink do not; files are
@@ -32,10 +47,24 @@ import java.nio.file.attribute.PosixFilePermissions;
  */
 public final class KubeletPaths {
 
+    private static final List<String> CSI_PLUGIN_DIR = List.of("plugins", "kubernetes.io", "csi");
+
     private final Path root;
     private final Path realRoot;
+    private final Optional<String> driverName;
 
+    /** Paths of any CSI driver's layout: for tools that handle paths, not volumes of one driver. */
     public KubeletPaths(Path kubeletDir) {
+        this(kubeletDir, Optional.empty());
+    }
+
+    /** Paths of {@code driverName}'s volumes, as kubelet lays them out. */
+    public KubeletPaths(Path kubeletDir, String driverName) {
+        this(kubeletDir, Optional.of(driverName));
+    }
+
+    private KubeletPaths(Path kubeletDir, Optional<String> driverName) {
+        this.driverName = driverName;
         if (!kubeletDir.isAbsolute()) {
             throw DriverException.invalidArgument("kubelet directory " + kubeletDir + " must be absolute");
         }
@@ -90,6 +119,70 @@ public final class KubeletPaths {
             }
         }
         return realRoot.resolve(relative);
+    }
+
+    /** {@link #check}, and the path must be one of kubelet's staging paths. */
+    public Path checkStaging(Path requested) {
+        Path checked = check(requested);
+        if (!isStaging(realRoot.relativize(checked))) {
+            throw DriverException.invalidArgument("staging path " + requested + " is not where kubelet stages volumes: "
+                    + realRoot + "/plugins/kubernetes.io/csi/" + driverName.orElse("<driver>")
+                    + "/<hash>/globalmount, .../csi/pv/<pv>/globalmount or .../csi/volumeDevices/staging/<pv>");
+        }
+        return checked;
+    }
+
+    /** {@link #check}, and the path must be one of kubelet's publish targets. */
+    public Path checkTarget(Path requested) {
+        Path checked = check(requested);
+        if (!isTarget(realRoot.relativize(checked))) {
+            throw DriverException.invalidArgument("target path " + requested + " is not where kubelet publishes volumes: "
+                    + realRoot + "/pods/<pod uid>/volumes/kubernetes.io~csi/<pv>/mount or "
+                    + realRoot + "/plugins/kubernetes.io/csi/volumeDevices/publish/<pv>/<pod uid>");
+        }
+        return checked;
+    }
+
+    /**
+     * A volume path of NodeGetVolumeStats or NodeExpandVolume: a staging or target path, checked;
+     * empty for any other path, where by construction no volume of this driver can be.
+     */
+    public Optional<Path> volumePath(Path requested) {
+        try {
+            Path checked = check(requested);
+            Path relative = realRoot.relativize(checked);
+            return isStaging(relative) || isTarget(relative) ? Optional.of(checked) : Optional.empty();
+        } catch (DriverException.InvalidArgument notHere) {
+            return Optional.empty();
+        }
+    }
+
+    private boolean isStaging(Path relative) {
+        List<String> names = names(relative);
+        if (names.size() != 6 || !names.subList(0, 3).equals(CSI_PLUGIN_DIR)) {
+            return false;
+        }
+        String kind = names.get(3);
+        if (kind.equals("volumeDevices")) {
+            return names.get(4).equals("staging");
+        }
+        boolean ours = kind.equals("pv") || driverName.map(kind::equals).orElse(true);
+        return ours && names.get(5).equals("globalmount");
+    }
+
+    private static boolean isTarget(Path relative) {
+        List<String> names = names(relative);
+        if (names.size() == 6 && names.get(0).equals("pods")) {
+            return names.get(2).equals("volumes") && names.get(3).equals("kubernetes.io~csi");
+        }
+        return names.size() == 7 && names.subList(0, 3).equals(CSI_PLUGIN_DIR)
+                && names.get(3).equals("volumeDevices") && names.get(4).equals("publish");
+    }
+
+    private static List<String> names(Path relative) {
+        List<String> names = new ArrayList<>();
+        relative.forEach(name -> names.add(name.toString()));
+        return names;
     }
 
     /**

@@ -82,7 +82,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
         requireArgument(request.hasVolumeCapability(), "volume_capability must be given");
         Capabilities.requireSupported(List.of(request.getVolumeCapability()));
-        Path staging = paths.check(Path.of(request.getStagingTargetPath()));
+        Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         ManagedVolume volume = volume(request.getVolumeId());
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
             if (request.getVolumeCapability().hasMount()) {
@@ -150,7 +150,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                                   StreamObserver<Csi.NodeUnstageVolumeResponse> reply) {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
-        Path staging = paths.check(Path.of(request.getStagingTargetPath()));
+        Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
             mounter.unmount(staging);
         }
@@ -168,8 +168,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 + "stages volumes (STAGE_UNSTAGE_VOLUME)");
         Csi.VolumeCapability capability = request.getVolumeCapability();
         Capabilities.requireSupported(List.of(capability));
-        Path target = paths.check(Path.of(request.getTargetPath()));
-        Path staging = paths.check(Path.of(request.getStagingTargetPath()));
+        Path target = paths.checkTarget(Path.of(request.getTargetPath()));
+        Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         ManagedVolume volume = volume(request.getVolumeId());
         boolean block = capability.hasBlock();
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
@@ -278,7 +278,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                                     StreamObserver<Csi.NodeUnpublishVolumeResponse> reply) {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         requireArgument(!request.getTargetPath().isEmpty(), "target_path must not be empty");
-        Path target = paths.check(Path.of(request.getTargetPath()));
+        Path target = paths.checkTarget(Path.of(request.getTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
             Optional<ManagedVolume> volume = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
                     .flatMap(catalog::find);
@@ -296,13 +296,19 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         reply.onCompleted();
     }
 
+    /** A volume path of stats or expand: where kubelet stages or publishes, or NOT_FOUND. */
+    private Path publishedPath(String requested) {
+        return paths.volumePath(Path.of(requested)).orElseThrow(() -> DriverException.notFound("no volume of this"
+                + " driver can be at " + requested + ": it is not a staging or publish path under " + paths.root()));
+    }
+
     @Override
     public void nodeGetVolumeStats(Csi.NodeGetVolumeStatsRequest request,
                                    StreamObserver<Csi.NodeGetVolumeStatsResponse> reply) {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
-        Path path = Path.of(request.getVolumePath()).normalize();
+        Path path = publishedPath(request.getVolumePath());
         reply.onNext(stats.of(volume, path));
         reply.onCompleted();
     }
@@ -313,7 +319,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
-        Path volumePath = Path.of(request.getVolumePath()).normalize();
+        Path volumePath = publishedPath(request.getVolumePath());
         if (!Files.exists(volumePath)) {
             throw DriverException.notFound("volume path " + volumePath + " does not exist");
         }

@@ -49,7 +49,7 @@ public final class Driver {
         KeyedLocks locks = new KeyedLocks();
         MountTable mountTable = new MountTable();
         java.nio.file.Files.createDirectories(settings.kubeletDir());
-        KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir());
+        KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName());
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
         PodLimits podLimits = new PodLimits(podCgroups,
                 new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());

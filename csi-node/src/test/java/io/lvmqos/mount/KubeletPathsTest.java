@@ -103,4 +103,59 @@ class KubeletPathsTest {
         assertEquals(real, viaLink.check(link.resolve("pods/uid")));
         assertEquals(real, viaLink.check(real));
     }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "staging {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+            "plugins/kubernetes.io/csi/lvmqos.csi.io/0f3c2a9e/globalmount",
+            "plugins/kubernetes.io/csi/pv/pvc-1/globalmount",
+            "plugins/kubernetes.io/csi/volumeDevices/staging/pvc-1"})
+    void kubeletsStagingPathsAreTaken(String relative) {
+        KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
+        assertEquals(kubelet.resolve(relative), driverPaths.checkStaging(kubelet.resolve(relative)));
+        assertEquals(java.util.Optional.of(kubelet.resolve(relative)), driverPaths.volumePath(kubelet.resolve(relative)));
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "target {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+            "pods/3f1e/volumes/kubernetes.io~csi/pvc-1/mount",
+            "pods/3f1e/volumes/kubernetes.io~csi/pvc-1/target",
+            "plugins/kubernetes.io/csi/volumeDevices/publish/pvc-1/3f1e"})
+    void kubeletsTargetPathsAreTaken(String relative) {
+        KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
+        assertEquals(kubelet.resolve(relative), driverPaths.checkTarget(kubelet.resolve(relative)));
+        assertEquals(java.util.Optional.of(kubelet.resolve(relative)), driverPaths.volumePath(kubelet.resolve(relative)));
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+            "pki",
+            "pki/kubelet.crt",
+            "plugins_registry/lvmqos.csi.io-reg.sock",
+            "plugins/lvmqos.csi.io",
+            "plugins/kubernetes.io/csi/other.csi.io/0f3c2a9e/globalmount",
+            "plugins/kubernetes.io/csi/lvmqos.csi.io/0f3c2a9e",
+            "plugins/kubernetes.io/csi/lvmqos.csi.io/0f3c2a9e/globalmount/x",
+            "plugins/kubernetes.io/csi/volumeDevices/publish/pvc-1",
+            "pods/3f1e",
+            "pods/3f1e/etc-hosts",
+            "pods/3f1e/volumes/kubernetes.io~secret/token/mount",
+            "pods/3f1e/volumes/kubernetes.io~csi/pvc-1",
+            "pods/3f1e/volumes/kubernetes.io~csi/pvc-1/mount/x",
+            "pods/3f1e/containers/app/0"})
+    void kubeletsOwnFilesAreNeitherStagingNorTargets(String relative) {
+        KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
+        Path path = kubelet.resolve(relative);
+        var staging = assertThrows(DriverException.InvalidArgument.class, () -> driverPaths.checkStaging(path));
+        assertTrue(staging.getMessage().contains("globalmount"), "says what is taken: " + staging.getMessage());
+        var target = assertThrows(DriverException.InvalidArgument.class, () -> driverPaths.checkTarget(path));
+        assertTrue(target.getMessage().contains("kubernetes.io~csi"), "says what is taken: " + target.getMessage());
+        assertEquals(java.util.Optional.empty(), driverPaths.volumePath(path));
+    }
+
+    @Test
+    void aVolumePathOutsideTheKubeletDirectoryIsNoVolumeRatherThanAnError() {
+        KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
+        assertEquals(java.util.Optional.empty(), driverPaths.volumePath(Path.of("some/path")));
+        assertEquals(java.util.Optional.empty(), driverPaths.volumePath(outside));
+    }
 }

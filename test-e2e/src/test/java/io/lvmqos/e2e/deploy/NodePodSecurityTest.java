@@ -18,8 +18,11 @@ class NodePodSecurityTest {
 
     private final NodePod pod = NodePod.fromBase();
 
+    /** The two directories of kubelet's where the plugin mounts: publish targets, and staging and block targets. */
+    private static final List<String> KUBELET_MOUNTS = List.of("/var/lib/kubelet/pods", "/var/lib/kubelet/plugins");
+
     @Test
-    void onlyThePluginsKubeletDirectoryIsBidirectional() {
+    void onlyThePluginsKubeletDirectoriesAreBidirectional() {
         List<String> bidirectional = new ArrayList<>();
         for (YamlNode container : pod.allContainers()) {
             for (YamlNode mount : NodePod.mounts(container)) {
@@ -28,17 +31,28 @@ class NodePodSecurityTest {
                 }
             }
         }
-        assertEquals(List.of(NodePod.PLUGIN + ":/var/lib/kubelet"), bidirectional,
-                "the plugin's bind mounts into pods must reach the host through its kubelet directory, and nothing"
-                        + " else may propagate mounts back to the host");
+        assertEquals(KUBELET_MOUNTS.stream().map(path -> NodePod.PLUGIN + ":" + path).toList(), bidirectional,
+                "the plugin's bind mounts into pods must reach the host through kubelet's pods/ and plugins/, and"
+                        + " nothing else may propagate mounts back to the host");
     }
 
     @Test
-    void pluginKubeletDirectoryIsTheHostsAtTheSamePath() {
-        YamlNode mount = NodePod.mountAt(pod.plugin(), "/var/lib/kubelet").orElseThrow();
-        assertEquals(Optional.of(Path.of("/var/lib/kubelet")), pod.hostPathOf(mount),
-                "kubelet passes host paths in NodeStage/NodePublish; the plugin must see them at the same place");
-        assertEquals(NodePod.requiredFlag(pod.plugin(), "--kubelet-dir"), mount.get("mountPath").text());
+    void pluginKubeletDirectoriesAreTheHostsAtTheSamePaths() {
+        String kubeletDir = NodePod.requiredFlag(pod.plugin(), "--kubelet-dir");
+        for (String path : KUBELET_MOUNTS) {
+            YamlNode mount = NodePod.mountAt(pod.plugin(), path).orElseThrow();
+            assertEquals(Optional.of(Path.of(path)), pod.hostPathOf(mount),
+                    "kubelet passes host paths in NodeStage/NodePublish; the plugin must see them at the same place");
+            assertEquals(Path.of(kubeletDir), Path.of(path).getParent(), "--kubelet-dir is their parent");
+        }
+    }
+
+    @Test
+    void kubeletsOwnFilesAreNotMountedIntoAnyContainer() {
+        for (YamlNode container : pod.allContainers()) {
+            assertTrue(NodePod.mountAt(container, "/var/lib/kubelet").isEmpty(), NodePod.name(container)
+                    + " mounts all of kubelet's directory (pki/, plugins_registry/, state files): mount only what it needs");
+        }
     }
 
     @Test
@@ -88,7 +102,8 @@ class NodePodSecurityTest {
             "/run/lvm, /run/lvm",
             "/run/lock/lvm, /run/lock/lvm",
             "/etc/lvm, /etc/lvm",
-            "/var/lib/kubelet, /var/lib/kubelet",
+            "/var/lib/kubelet/pods, /var/lib/kubelet/pods",
+            "/var/lib/kubelet/plugins, /var/lib/kubelet/plugins",
     })
     void pluginMountsWhatLvmAndKubeletNeedFromTheHost(String hostPath, String containerPath) {
         YamlNode mount = NodePod.mountAt(pod.plugin(), containerPath)

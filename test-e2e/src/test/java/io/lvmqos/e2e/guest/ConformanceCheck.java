@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import csi.v1.Csi;
 import io.grpc.Status;
 import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -153,11 +154,40 @@ public class ConformanceCheck {
     }
 
     @Test
-    void aFullLifecycleOnNonKubeletPathsSkipsQosAndLeavesNothingBehind() throws Exception {
+    void pathsOutsideKubeletsLayoutAreRefusedAndNoVolumeIsThere() throws Exception {
+        Csi.Volume volume = csi().controller().createVolume(create("sanity-paths", 16 * MIB,
+                Map.of("lvmType", "thin")).build()).getVolume();
+        try {
+            Csi.VolumeCapability capability = Csi2.mount();
+            for (String path : List.of(GuestDriver.KUBELET + "/csi-sanity/staging", GuestDriver.KUBELET + "/pki",
+                    GuestDriver.KUBELET + "/plugins_registry/x", GuestDriver.KUBELET + "/pods/u1/etc-hosts")) {
+                expectCode(Status.Code.INVALID_ARGUMENT, () -> csi().node().nodeStageVolume(
+                        Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                                .setStagingTargetPath(path).setVolumeCapability(capability).build()));
+                expectCode(Status.Code.INVALID_ARGUMENT, () -> csi().node().nodeUnpublishVolume(
+                        Csi.NodeUnpublishVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                                .setTargetPath(path).build()));
+                expectCode(Status.Code.NOT_FOUND, () -> csi().node().nodeGetVolumeStats(
+                        Csi.NodeGetVolumeStatsRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                                .setVolumePath(path).build()));
+            }
+        } finally {
+            csi().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
+        }
+    }
+
+    /** The paths csi-sanity is given (CsiSanityCheck): kubelet's layout, with the target's own leaf. */
+    @Test
+    void aFullLifecycleOnCsiSanitysPathsLimitsThePodAndLeavesNothingBehind() throws Exception {
         Csi.Volume volume = csi().controller().createVolume(create("sanity-lifecycle", 16 * MIB,
                 Map.of("lvmType", "thin", "iops", "100")).build()).getVolume();
-        Path staging = GuestDriver.KUBELET.resolve("csi-sanity/staging");
-        Path target = GuestDriver.KUBELET.resolve("csi-sanity/target");
+        String uid = java.util.UUID.randomUUID().toString();
+        Path podCgroup = CsiSanityCheck.podCgroup(uid);
+        Files.createDirectories(podCgroup);
+        Path staging = CsiSanityCheck.stagingDir(GuestDriver.KUBELET);
+        Path target = CsiSanityCheck.mountDir(GuestDriver.KUBELET, uid).resolve("target");
+        Files.createDirectories(staging.getParent());
+        Files.createDirectories(target.getParent());
         Csi.VolumeCapability capability = Csi2.mount();
         csi().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
                 .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
@@ -166,6 +196,8 @@ public class ConformanceCheck {
                     .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
                     .setVolumeCapability(capability).build());
         }
+        assertTrue(Files.readString(podCgroup.resolve("io.max")).contains("riops=100 wiops=100"),
+                "the pod is limited: " + Files.readString(podCgroup.resolve("io.max")));
         Csi.NodeGetVolumeStatsResponse stats = csi().node().nodeGetVolumeStats(Csi.NodeGetVolumeStatsRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setVolumePath(target.toString()).build());
         assertFalse(stats.getVolumeCondition().getAbnormal());
@@ -180,6 +212,8 @@ public class ConformanceCheck {
                     .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build());
         }
         assertFalse(Files.exists(target), "unpublish removes the target");
+        assertFalse(Files.readString(podCgroup.resolve("io.max")).contains("iops=100"), "and lifts the limit");
+        GuestCommand.ok("rmdir", podCgroup.toString());
         for (int attempt = 0; attempt < 2; attempt++) {
             csi().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
         }

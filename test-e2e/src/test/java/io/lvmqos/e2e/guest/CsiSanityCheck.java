@@ -11,10 +11,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Runs the user's csi-sanity binary against the driver in the guest. Staging and target
- * directories are under the driver's kubelet directory but not in the pods/<uid>/volumes layout,
- * so the QoS parameters of the test volumes are validated and stored but not applied. Volumes are
- * thin because csi-sanity snapshots and clones whatever it creates.
+ * Runs the user's csi-sanity binary against the driver in the guest. Its staging directory is one
+ * of kubelet's staging paths, and its mount directory a pod's CSI volume directory (csi-sanity
+ * publishes to {@code <mountdir>/target}), the only places the driver takes; the pod's cgroup is
+ * made first, so the test volumes' QoS parameters are applied as they would be for a real pod.
+ * Volumes are thin because csi-sanity snapshots and clones whatever it creates.
  */
 public class CsiSanityCheck {
 
@@ -22,6 +23,22 @@ public class CsiSanityCheck {
     public static final String BINARY = "LVMQOS_CSI_SANITY";
     public static final String EXTRA_ARGS = "LVMQOS_CSI_SANITY_ARGS";
     public static final long EXTENT = 4L << 20;
+
+    /** Where kubelet would stage a volume whose handle hashes to this (64 hex digits, as kubelet's sha256). */
+    static Path stagingDir(Path kubelet) {
+        return kubelet.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io").resolve("5a".repeat(32)).resolve("globalmount");
+    }
+
+    /** A pod's CSI volume directory, the parent of csi-sanity's targets. */
+    static Path mountDir(Path kubelet, String podUid) {
+        return kubelet.resolve("pods").resolve(podUid).resolve("volumes/kubernetes.io~csi/pv-csi-sanity");
+    }
+
+    /** The pod's cgroup as kubelet's systemd driver names it, for a burstable pod on cgroup v2. */
+    static Path podCgroup(String podUid) {
+        return GuestEnv.cgroupRoot().resolve("kubepods.slice/kubepods-burstable.slice")
+                .resolve("kubepods-burstable-pod" + podUid.replace('-', '_') + ".slice");
+    }
 
     @Test
     void csiSanityPasses() throws Exception {
@@ -40,13 +57,16 @@ public class CsiSanityCheck {
                 writeBPS: 16Mi
                 readIOPS: "400"
                 """);
+        String podUid = java.util.UUID.randomUUID().toString();
+        Files.createDirectories(podCgroup(podUid));
         try (GuestDriver driver = GuestDriver.start()) {
             // csi-sanity makes its target and staging directories with mkdir, not mkdir -p
-            Files.createDirectories(GuestDriver.KUBELET.resolve("csi-sanity"));
+            Files.createDirectories(stagingDir(GuestDriver.KUBELET).getParent());
+            Files.createDirectories(mountDir(GuestDriver.KUBELET, podUid).getParent());
             List<String> command = new ArrayList<>(List.of(binary.toString(),
                     "--csi.endpoint=" + GuestDriver.SOCKET,
-                    "--csi.stagingdir=" + GuestDriver.KUBELET.resolve("csi-sanity/staging"),
-                    "--csi.mountdir=" + GuestDriver.KUBELET.resolve("csi-sanity/target"),
+                    "--csi.stagingdir=" + stagingDir(GuestDriver.KUBELET),
+                    "--csi.mountdir=" + mountDir(GuestDriver.KUBELET, podUid),
                     "--csi.testvolumeparameters=" + parameters,
                     "--csi.testvolumemutableparameters=" + mutable,
                     "--csi.testvolumesize=" + 4 * EXTENT,

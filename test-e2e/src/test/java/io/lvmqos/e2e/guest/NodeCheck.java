@@ -318,8 +318,11 @@ public class NodeCheck {
         Files.createDirectories(link.getParent());
         Files.deleteIfExists(link);
         Files.createSymbolicLink(link, outside);
-        Path fileWhereDirExpected = GuestDriver.KUBELET.resolve("pods/file-target");
+        Path podVolumes = GuestDriver.KUBELET.resolve("pods/00000000-0000-0000-0000-0000000000ba/volumes/kubernetes.io~csi");
+        Path fileWhereDirExpected = podVolumes.resolve("file-target/mount");
+        Files.createDirectories(fileWhereDirExpected.getParent());
         Files.writeString(fileWhereDirExpected, "x");
+        String validTarget = podVolumes.resolve("t/mount").toString();
         String mountsBefore = ok("cat", "/proc/self/mountinfo");
         try {
             for (String target : List.of("/run/outside-target", GuestDriver.KUBELET + "/pods/../../outside-target",
@@ -338,11 +341,11 @@ public class NodeCheck {
                             .setVolumeCapability(capability).build()));
             expectCode(Status.Code.NOT_FOUND, () -> driver.client().node().nodePublishVolume(
                     Csi.NodePublishVolumeRequest.newBuilder().setVolumeId("lvmqos/guest-node/lvmqos/vol_none_0")
-                            .setStagingTargetPath(staging.toString()).setTargetPath(GuestDriver.KUBELET + "/pods/t")
+                            .setStagingTargetPath(staging.toString()).setTargetPath(validTarget)
                             .setVolumeCapability(capability).build()));
             expectCode(Status.Code.INVALID_ARGUMENT, () -> driver.client().node().nodePublishVolume(
                     Csi.NodePublishVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                            .setStagingTargetPath(staging.toString()).setTargetPath(GuestDriver.KUBELET + "/pods/t")
+                            .setStagingTargetPath(staging.toString()).setTargetPath(validTarget)
                             .build()));
             expectCode(Status.Code.NOT_FOUND, () -> driver.client().node().nodeGetVolumeStats(
                     Csi.NodeGetVolumeStatsRequest.newBuilder().setVolumeId("unknown").setVolumePath(staging.toString())

@@ -10,9 +10,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class KubeletPathsTest {
 
@@ -104,30 +107,30 @@ class KubeletPathsTest {
         assertEquals(real, viaLink.check(real));
     }
 
-    @org.junit.jupiter.params.ParameterizedTest(name = "staging {0}")
-    @org.junit.jupiter.params.provider.ValueSource(strings = {
+    @ParameterizedTest(name = "staging {0}")
+    @ValueSource(strings = {
             "plugins/kubernetes.io/csi/lvmqos.csi.io/0f3c2a9e/globalmount",
             "plugins/kubernetes.io/csi/pv/pvc-1/globalmount",
             "plugins/kubernetes.io/csi/volumeDevices/staging/pvc-1"})
     void kubeletsStagingPathsAreTaken(String relative) {
         KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
         assertEquals(kubelet.resolve(relative), driverPaths.checkStaging(kubelet.resolve(relative)));
-        assertEquals(java.util.Optional.of(kubelet.resolve(relative)), driverPaths.volumePath(kubelet.resolve(relative)));
+        assertEquals(Optional.of(kubelet.resolve(relative)), driverPaths.volumePath(kubelet.resolve(relative)));
     }
 
-    @org.junit.jupiter.params.ParameterizedTest(name = "target {0}")
-    @org.junit.jupiter.params.provider.ValueSource(strings = {
+    @ParameterizedTest(name = "target {0}")
+    @ValueSource(strings = {
             "pods/3f1e/volumes/kubernetes.io~csi/pvc-1/mount",
             "pods/3f1e/volumes/kubernetes.io~csi/pvc-1/target",
             "plugins/kubernetes.io/csi/volumeDevices/publish/pvc-1/3f1e"})
     void kubeletsTargetPathsAreTaken(String relative) {
         KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
         assertEquals(kubelet.resolve(relative), driverPaths.checkTarget(kubelet.resolve(relative)));
-        assertEquals(java.util.Optional.of(kubelet.resolve(relative)), driverPaths.volumePath(kubelet.resolve(relative)));
+        assertEquals(Optional.of(kubelet.resolve(relative)), driverPaths.volumePath(kubelet.resolve(relative)));
     }
 
-    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.ValueSource(strings = {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {
             "pki",
             "pki/kubelet.crt",
             "plugins_registry/lvmqos.csi.io-reg.sock",
@@ -149,13 +152,13 @@ class KubeletPathsTest {
         assertTrue(staging.getMessage().contains("globalmount"), "says what is taken: " + staging.getMessage());
         var target = assertThrows(DriverException.InvalidArgument.class, () -> driverPaths.checkTarget(path));
         assertTrue(target.getMessage().contains("kubernetes.io~csi"), "says what is taken: " + target.getMessage());
-        assertEquals(java.util.Optional.empty(), driverPaths.volumePath(path));
+        assertEquals(Optional.empty(), driverPaths.volumePath(path));
     }
 
     @Test
     void aVolumePathOutsideTheKubeletDirectoryIsNoVolumeRatherThanAnError() {
         KubeletPaths driverPaths = new KubeletPaths(kubelet, "lvmqos.csi.io");
-        assertEquals(java.util.Optional.empty(), driverPaths.volumePath(Path.of("some/path")));
-        assertEquals(java.util.Optional.empty(), driverPaths.volumePath(outside));
+        assertEquals(Optional.empty(), driverPaths.volumePath(Path.of("some/path")));
+        assertEquals(Optional.empty(), driverPaths.volumePath(outside));
     }
 }

@@ -47,7 +47,7 @@ class CgroupV1RootTest {
         String parent = "lvmqos-test-" + UUID.randomUUID();
         testRoot = CGROUP_ROOT.resolve("blkio").resolve(parent);
         Path created = Files.createDirectories(testRoot.resolve("kubepods/besteffort/pod" + POD_UID));
-        pod = new PodCgroups(CGROUP_ROOT, Path.of(parent)).require(POD_UID);
+        pod = new PodCgroups(CGROUP_ROOT).require(POD_UID);
         assertEquals(created, pod);
         loops.add(LoopDevice.create(dir, "a", 64L << 20));
         loops.add(LoopDevice.create(dir, "b", 64L << 20));

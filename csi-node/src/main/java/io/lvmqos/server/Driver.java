@@ -12,6 +12,7 @@ import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.metrics.MetricsServer;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BlockDeviceProbe;
 import io.lvmqos.device.Filesystems;
@@ -50,8 +51,10 @@ public final class Driver {
         java.nio.file.Files.createDirectories(settings.kubeletDir());
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir());
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
-        PodLimits podLimits = new PodLimits(podCgroups,
-                new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());
+        CgroupLimitsWriter limitsWriter = new CgroupLimitsWriter(settings.cgroupRoot());
+        ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);
+        PodLimits podLimits = new PodLimits(podCgroups, limitsWriter, containerWatcher, mountTable,
+                kubeletPaths.root());
         // the controller and the node are one process: a change of limits reaches the pods directly
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
                 new MountedDeviceUsers(mountTable), podLimits::reapply);
@@ -74,6 +77,11 @@ public final class Driver {
         Thread.ofPlatform().daemon().name("startup").start(() -> {
             health.start(HEALTH_PERIOD);
             try {
+                podLimits.resume();
+            } catch (RuntimeException e) {
+                log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
+            }
+            try {
                 catalog.reload();
             } catch (RuntimeException e) {
                 log.warn("could not index volumes at start: {}", e.getMessage());
@@ -92,6 +100,7 @@ public final class Driver {
                 Thread.currentThread().interrupt();
             }
             health.close();
+            containerWatcher.close();
             metrics.ifPresent(MetricsServer::close);
         }, "shutdown"));
         server.awaitTermination();

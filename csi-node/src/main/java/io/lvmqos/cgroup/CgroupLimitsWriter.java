@@ -129,6 +129,22 @@ public final class CgroupLimitsWriter {
         }
     }
 
+    /** The devices the cgroup itself holds a limit line for (io.max, or any of the four v1 files). */
+    public java.util.Set<DeviceNumber> limitedDevices(Path podCgroup) {
+        CgroupMode mode = CgroupMode.detect(root);
+        Path cgroup = inside(mode, podCgroup);
+        java.util.Set<DeviceNumber> devices = new java.util.LinkedHashSet<>();
+        switch (mode) {
+            case V2 -> readText(cgroup.resolve(IoMax.FILE)).map(IoMax::parse).ifPresent(m -> devices.addAll(m.keySet()));
+            case V1 -> {
+                for (BlkioThrottle file : BlkioThrottle.values()) {
+                    readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse).ifPresent(m -> devices.addAll(m.keySet()));
+                }
+            }
+        }
+        return devices;
+    }
+
     /** Whether the cgroup itself holds any limit line on v1 (0 deletes a line, so any line is one). */
     public boolean hasV1Limits(Path podCgroup) {
         CgroupMode mode = CgroupMode.detect(root);

@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,14 +36,69 @@ public final class PodLimits {
     private final ContainerCgroupWatcher watcher;
     private final MountTable mountTable;
     private final Path kubeletDir;
+    private final Path devDir;
+    private final Predicate<DeviceNumber> isOurVolume;
 
+    /**
+     * @param devDir where the host's devtmpfs is, to read the device of a block volume's publish
+     * @param isOurVolume whether a device is an LV of this driver's volume groups: only such a
+     *     device's lines are ever pruned, never a line another component wrote for another device
+     */
     public PodLimits(PodCgroups cgroups, CgroupLimitsWriter writer, ContainerCgroupWatcher watcher,
-                     MountTable mountTable, Path kubeletDir) {
+                     MountTable mountTable, Path kubeletDir, Path devDir, Predicate<DeviceNumber> isOurVolume) {
         this.cgroups = cgroups;
         this.writer = writer;
         this.watcher = watcher;
         this.mountTable = mountTable;
         this.kubeletDir = kubeletDir;
+        this.devDir = devDir;
+        this.isOurVolume = isOurVolume;
+    }
+
+    /**
+     * Removes every limit line in the pod's cgroup (and on v1 below it) for an LV of ours that is
+     * not published into the pod now. Such a line is left when a lift was cut short, or was
+     * never possible (an unpublish of a volume already deleted); device-mapper hands the lowest
+     * free minor to the next LV activated, so the line could later throttle another volume the
+     * pod is given, with the old volume's limits.
+     */
+    public void pruneStale(String podUid) {
+        Optional<Path> cgroup = cgroups.find(podUid).cgroup();
+        if (cgroup.isEmpty()) {
+            return;
+        }
+        Set<DeviceNumber> published = publishedDevices(podUid);
+        for (DeviceNumber device : writer.limitedDevices(cgroup.get())) {
+            if (!published.contains(device) && isOurVolume.test(device)) {
+                log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
+                        device, podUid);
+                writer.remove(cgroup.get(), device);
+            }
+        }
+    }
+
+    /** The devices of the volumes published into the pod, filesystems and raw block devices alike. */
+    Set<DeviceNumber> publishedDevices(String podUid) {
+        Set<DeviceNumber> devices = new LinkedHashSet<>();
+        for (MountEntry entry : mountTable.read()) {
+            if (!entry.mountPoint().startsWith(kubeletDir)
+                    || !PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).map(podUid::equals).orElse(false)) {
+                continue;
+            }
+            if ("devtmpfs".equals(entry.fsType()) && !entry.root().equals("/")) {
+                Path node = devDir.resolve(entry.root().substring(1)).normalize();
+                if (node.startsWith(devDir)) {
+                    try {
+                        devices.add(DeviceNumber.of(node));
+                    } catch (RuntimeException gone) {
+                        // the device node is gone: nothing of it to keep
+                    }
+                }
+            } else {
+                devices.add(entry.device());
+            }
+        }
+        return devices;
     }
 
     /**

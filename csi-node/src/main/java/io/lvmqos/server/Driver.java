@@ -10,7 +10,9 @@ import io.lvmqos.kube.VolumeAttributesWatcher;
 import io.lvmqos.kube.VolumeModifier;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.metrics.DeviceMapperName;
 import io.lvmqos.metrics.MetricsServer;
+import io.lvmqos.metrics.SysBlock;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
@@ -24,7 +26,9 @@ import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.VolumeCatalog;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,8 +57,13 @@ public final class Driver {
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
         CgroupLimitsWriter limitsWriter = new CgroupLimitsWriter(settings.cgroupRoot());
         ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);
+        SysBlock sysBlock = new SysBlock(Path.of("/sys"));
         PodLimits podLimits = new PodLimits(podCgroups, limitsWriter, containerWatcher, mountTable,
-                kubeletPaths.root());
+                kubeletPaths.root(), Path.of("/dev"), device -> sysBlock.dmName(device)
+                        .flatMap(DeviceMapperName::parse)
+                        .filter(dm -> settings.volumeGroups().contains(dm.volumeGroup())
+                                && LvmNames.isVolumeLvName(dm.logicalVolume()))
+                        .isPresent());
         // the controller and the node are one process: a change of limits reaches the pods directly
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm, DeviceWiper.onThisHost(runner), catalog, locks,
                 new MountedDeviceUsers(mountTable), podLimits::reapply);

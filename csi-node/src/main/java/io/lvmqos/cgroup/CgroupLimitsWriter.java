@@ -28,6 +28,14 @@ import java.util.OptionalLong;
  * blkio.throttle.*_device files, "MAJ:MIN 0" for a direction without a limit. The kernel keeps one
  * line per device in each file, so other volumes' limits in the same pod are never touched.
  *
+ * <p>On v2 io.max is hierarchical: the pod cgroup's line holds for every container cgroup below
+ * it, from before the container's first process. On v1 it is not (blk-throttle links a group to
+ * its parent only on the default hierarchy), so a limit on the pod cgroup alone holds for no
+ * container: on v1 every write to the pod cgroup is also made in every cgroup below it, and
+ * {@link #copyPodLimits} writes the pod's lines into a container cgroup made later (see
+ * {@link ContainerCgroupWatcher}). The pod cgroup's own files stay the record of what the pod
+ * should have.
+ *
  * <p>Every write is read back and compared: a limit the kernel did not take is an error, never a
  * warning, because a volume published without its limit silently breaks the QoS promise. A failed
  * v1 apply may leave some directions updated; apply is idempotent and the caller's retry fixes it.
@@ -38,6 +46,12 @@ public final class CgroupLimitsWriter {
     static final long MAX_IOPS = 0xffff_ffffL;
 
     private final Path root;
+    /**
+     * v1 writes to a pod's subtree and the copies into a new container cgroup take this lock, so
+     * that a copy made from the pod's old lines cannot land after a change reached the children.
+     * One lock for the node: each holder does a few small file writes.
+     */
+    private final Object v1Tree = new Object();
 
     /** @param cgroupRoot the host's cgroup mount point, the same one {@link PodCgroups} searched */
     public CgroupLimitsWriter(Path cgroupRoot) {
@@ -54,15 +68,122 @@ public final class CgroupLimitsWriter {
                 write(cgroup.resolve(IoMax.FILE), IoMax.line(device, limits));
             }
             case V1 -> {
-                for (Map.Entry<BlkioThrottle, OptionalLong> e : v1Values(limits).entrySet()) {
-                    write(cgroup.resolve(e.getKey().file), device + " " + e.getValue().orElse(0));
+                synchronized (v1Tree) {
+                    writeV1(cgroup, device, limits);
+                    checkKept(mode, cgroup, device, limits);
+                    for (Path child : descendants(cgroup)) {
+                        if (whileItExists(child, () -> writeV1(child, device, limits))) {
+                            checkKept(mode, child, device, limits);
+                        }
+                    }
                 }
+                return;
             }
         }
+        checkKept(mode, cgroup, device, limits);
+    }
+
+    private void checkKept(CgroupMode mode, Path cgroup, DeviceNumber device, IoLimits limits) {
         IoLimits now = read(mode, cgroup, device).orElse(IoLimits.NONE);
         if (!now.equals(limits)) {
             throw DriverException.internal("the kernel did not keep the I/O limits for " + device + " in " + cgroup
                     + ": wrote " + limits + ", read back " + now);
+        }
+    }
+
+    private static void writeV1(Path cgroup, DeviceNumber device, IoLimits limits) {
+        for (Map.Entry<BlkioThrottle, OptionalLong> e : v1Values(limits).entrySet()) {
+            write(cgroup.resolve(e.getKey().file), device + " " + e.getValue().orElse(0));
+        }
+    }
+
+    /**
+     * cgroup v1: writes every line of the pod cgroup's throttle files into a cgroup below it, as
+     * they are now. Used for a container cgroup made after the limits were applied. A child that
+     * is gone again (a container that ended) is no error.
+     */
+    public void copyPodLimits(Path podCgroup, Path child) {
+        CgroupMode mode = CgroupMode.detect(root);
+        Path cgroup = inside(mode, podCgroup);
+        if (mode != CgroupMode.V1 || !child.startsWith(cgroup) || child.equals(cgroup)) {
+            return;
+        }
+        synchronized (v1Tree) {
+            for (BlkioThrottle file : BlkioThrottle.values()) {
+                Map<DeviceNumber, Long> lines = readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse)
+                        .orElse(Map.of());
+                for (Map.Entry<DeviceNumber, Long> line : lines.entrySet()) {
+                    String text = line.getKey() + " " + Long.toUnsignedString(line.getValue());
+                    if (!whileItExists(child, () -> write(child.resolve(file.file), text))) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /** cgroup v1: copies the pod's lines into every cgroup below it (at start-up, and after a lost event). */
+    public void copyPodLimitsToAll(Path podCgroup) {
+        for (Path child : descendants(podCgroup)) {
+            copyPodLimits(podCgroup, child);
+        }
+    }
+
+    /** The devices the cgroup itself holds a limit line for (io.max, or any of the four v1 files). */
+    public java.util.Set<DeviceNumber> limitedDevices(Path podCgroup) {
+        CgroupMode mode = CgroupMode.detect(root);
+        Path cgroup = inside(mode, podCgroup);
+        java.util.Set<DeviceNumber> devices = new java.util.LinkedHashSet<>();
+        switch (mode) {
+            case V2 -> readText(cgroup.resolve(IoMax.FILE)).map(IoMax::parse).ifPresent(m -> devices.addAll(m.keySet()));
+            case V1 -> {
+                for (BlkioThrottle file : BlkioThrottle.values()) {
+                    readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse).ifPresent(m -> devices.addAll(m.keySet()));
+                }
+            }
+        }
+        return devices;
+    }
+
+    /** Whether the cgroup itself holds any limit line on v1 (0 deletes a line, so any line is one). */
+    public boolean hasV1Limits(Path podCgroup) {
+        CgroupMode mode = CgroupMode.detect(root);
+        Path cgroup = inside(mode, podCgroup);
+        if (mode != CgroupMode.V1) {
+            return false;
+        }
+        for (BlkioThrottle file : BlkioThrottle.values()) {
+            if (readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse).map(m -> !m.isEmpty()).orElse(false)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Every cgroup below this one, parents before children; empty when it is gone. */
+    public static java.util.List<Path> descendants(Path cgroup) {
+        try (java.util.stream.Stream<Path> tree = Files.walk(cgroup)) {
+            return tree.filter(p -> !p.equals(cgroup)).filter(Files::isDirectory).toList();
+        } catch (NoSuchFileException | java.io.UncheckedIOException gone) {
+            return java.util.List.of();
+        } catch (IOException e) {
+            throw DriverException.internal("listing the cgroups below " + cgroup + " failed: " + reason(e));
+        }
+    }
+
+    /**
+     * Runs a write into a container cgroup; a container that ended meanwhile took its cgroup with
+     * it, which is no failure. Answers whether the cgroup is still there.
+     */
+    private static boolean whileItExists(Path cgroup, Runnable write) {
+        try {
+            write.run();
+            return true;
+        } catch (DriverException e) {
+            if (!Files.isDirectory(cgroup)) {
+                return false;
+            }
+            throw e;
         }
     }
 
@@ -73,17 +194,41 @@ public final class CgroupLimitsWriter {
         if (!Files.isDirectory(cgroup)) {
             return;
         }
-        if (read(mode, cgroup, device).isEmpty()) {
+        // on v1 the children are looked at even when the pod has no line: a removal cut short
+        // after the pod cgroup may have left lines in its containers
+        if (mode == CgroupMode.V2 && read(mode, cgroup, device).isEmpty()) {
             return;
         }
         switch (mode) {
-            case V2 -> write(cgroup.resolve(IoMax.FILE), IoMax.line(device, IoLimits.NONE));
+            case V2 -> {
+                write(cgroup.resolve(IoMax.FILE), IoMax.line(device, IoLimits.NONE));
+                checkGone(mode, cgroup, device);
+            }
             case V1 -> {
-                for (BlkioThrottle file : BlkioThrottle.values()) {
-                    write(cgroup.resolve(file.file), device + " 0");
+                synchronized (v1Tree) {
+                    removeV1(cgroup, device);
+                    checkGone(mode, cgroup, device);
+                    for (Path child : descendants(cgroup)) {
+                        if (whileItExists(child, () -> removeV1(child, device))) {
+                            checkGone(mode, child, device);
+                        }
+                    }
                 }
             }
         }
+    }
+
+    private static void removeV1(Path cgroup, DeviceNumber device) {
+        for (BlkioThrottle file : BlkioThrottle.values()) {
+            boolean listed = readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse)
+                    .map(m -> m.containsKey(device)).orElse(false);
+            if (listed) {
+                write(cgroup.resolve(file.file), device + " 0");
+            }
+        }
+    }
+
+    private void checkGone(CgroupMode mode, Path cgroup, DeviceNumber device) {
         Optional<IoLimits> left = read(mode, cgroup, device);
         if (left.isPresent()) {
             throw DriverException.internal("the I/O limits for " + device + " in " + cgroup

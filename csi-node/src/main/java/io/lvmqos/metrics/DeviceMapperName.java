@@ -7,10 +7,10 @@ import java.util.Optional;
  * {@code <vg>-<lv>} with every '-' inside either name doubled, and hidden layers (a thin pool's
  * {@code -tpool}, a snapshot's {@code -real}) append one more single-dash part.
  */
-record DeviceMapperName(String volumeGroup, String logicalVolume) {
+public record DeviceMapperName(String volumeGroup, String logicalVolume) {
 
     /** Empty for a name LVM did not make, or for one of its hidden layers. */
-    static Optional<DeviceMapperName> parse(String dmName) {
+    public static Optional<DeviceMapperName> parse(String dmName) {
         StringBuilder part = new StringBuilder();
         String volumeGroup = null;
         for (int i = 0; i < dmName.length(); i++) {

@@ -13,16 +13,16 @@ import java.util.Optional;
  * Device-mapper names from sysfs ({@code /sys/dev/block/MAJ:MIN/dm/name}), so that a mounted
  * device can be told to be one of our LVs without running lvm.
  */
-final class SysBlock {
+public final class SysBlock {
 
     private final Path sys;
 
-    SysBlock(Path sys) {
+    public SysBlock(Path sys) {
         this.sys = sys;
     }
 
     /** The dm name of the device; empty when it is not a device-mapper device (or is gone). */
-    Optional<String> dmName(DeviceNumber device) {
+    public Optional<String> dmName(DeviceNumber device) {
         return read(sys.resolve("dev/block").resolve(device.toString()).resolve("dm/name"));
     }
 

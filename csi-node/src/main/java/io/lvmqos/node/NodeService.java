@@ -245,6 +245,18 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return;
         }
         podLimits.apply(pod.get(), number, limits);
+        pruneStale(pod.get());
+    }
+
+    /** A stale line is a risk for later, not for this call: its removal failing is logged, not answered. */
+    private void pruneStale(String podUid) {
+        try {
+            podLimits.pruneStale(podUid);
+        } catch (DriverException.Unavailable noCgroups) {
+            log.debug("no stale limit lines to look for in pod {}: {}", podUid, noCgroups.getMessage());
+        } catch (RuntimeException e) {
+            log.warn("could not remove stale limit lines from pod {}: {}", podUid, e.getMessage());
+        }
     }
 
     private void refuseSecondWriter(List<MountEntry> mounts, ManagedVolume volume, Csi.VolumeCapability capability,
@@ -291,6 +303,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     && !podLimits.podsUsing(device.get(), nodeRoot).contains(pod.get())) {
                 podLimits.lift(pod.get(), device.get());
             }
+            pod.ifPresent(this::pruneStale);
         }
         reply.onNext(Csi.NodeUnpublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();

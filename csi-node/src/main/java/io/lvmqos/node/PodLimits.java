@@ -1,6 +1,8 @@
 package io.lvmqos.node;
 
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.CgroupMode;
+import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.mount.MountEntry;
@@ -11,35 +13,144 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A volume's I/O limits on the cgroups of the pods that use it. Which pods use a volume is read
  * from the mount table (the publish bind mounts under {@code <kubelet>/pods/<uid>/}), so nothing
  * is remembered that a restart could lose.
+ *
+ * <p>On cgroup v1 the limits are also written into every container cgroup of the pod, and the pod
+ * cgroup is watched for containers made later (blk-throttle is not hierarchical there); the
+ * watches are rebuilt by {@link #resume()} at start-up from the publish mounts and the pod
+ * cgroups' own throttle files.
  */
 public final class PodLimits {
 
+    private static final Logger log = LoggerFactory.getLogger(PodLimits.class);
+
     private final PodCgroups cgroups;
     private final CgroupLimitsWriter writer;
+    private final ContainerCgroupWatcher watcher;
     private final MountTable mountTable;
     private final Path kubeletDir;
+    private final Path devDir;
+    private final Predicate<DeviceNumber> isOurVolume;
 
-    public PodLimits(PodCgroups cgroups, CgroupLimitsWriter writer, MountTable mountTable, Path kubeletDir) {
+    /**
+     * @param devDir where the host's devtmpfs is, to read the device of a block volume's publish
+     * @param isOurVolume whether a device is an LV of this driver's volume groups: only such a
+     *     device's lines are ever pruned, never a line another component wrote for another device
+     */
+    public PodLimits(PodCgroups cgroups, CgroupLimitsWriter writer, ContainerCgroupWatcher watcher,
+                     MountTable mountTable, Path kubeletDir, Path devDir, Predicate<DeviceNumber> isOurVolume) {
         this.cgroups = cgroups;
         this.writer = writer;
+        this.watcher = watcher;
         this.mountTable = mountTable;
         this.kubeletDir = kubeletDir;
+        this.devDir = devDir;
+        this.isOurVolume = isOurVolume;
     }
 
-    /** Writes the limits for the device into the pod's cgroup; Unavailable when the cgroup is not there. */
+    /**
+     * Removes every limit line in the pod's cgroup (and on v1 below it) for an LV of ours that is
+     * not published into the pod now. Such a line is left when a lift was cut short, or was
+     * never possible (an unpublish of a volume already deleted); device-mapper hands the lowest
+     * free minor to the next LV activated, so the line could later throttle another volume the
+     * pod is given, with the old volume's limits.
+     */
+    public void pruneStale(String podUid) {
+        Optional<Path> cgroup = cgroups.find(podUid).cgroup();
+        if (cgroup.isEmpty()) {
+            return;
+        }
+        Set<DeviceNumber> published = publishedDevices(podUid);
+        for (DeviceNumber device : writer.limitedDevices(cgroup.get())) {
+            if (!published.contains(device) && isOurVolume.test(device)) {
+                log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
+                        device, podUid);
+                writer.remove(cgroup.get(), device);
+            }
+        }
+    }
+
+    /** The devices of the volumes published into the pod, filesystems and raw block devices alike. */
+    Set<DeviceNumber> publishedDevices(String podUid) {
+        Set<DeviceNumber> devices = new LinkedHashSet<>();
+        for (MountEntry entry : mountTable.read()) {
+            if (!entry.mountPoint().startsWith(kubeletDir)
+                    || !PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).map(podUid::equals).orElse(false)) {
+                continue;
+            }
+            if ("devtmpfs".equals(entry.fsType()) && !entry.root().equals("/")) {
+                Path node = devDir.resolve(entry.root().substring(1)).normalize();
+                if (node.startsWith(devDir)) {
+                    try {
+                        devices.add(DeviceNumber.of(node));
+                    } catch (RuntimeException gone) {
+                        // the device node is gone: nothing of it to keep
+                    }
+                }
+            } else {
+                devices.add(entry.device());
+            }
+        }
+        return devices;
+    }
+
+    /**
+     * Writes the limits for the device into the pod's cgroup (and on v1 into its container
+     * cgroups, watching for more); Unavailable when the cgroup is not there yet.
+     */
     public void apply(String podUid, DeviceNumber device, IoLimits limits) {
-        writer.apply(cgroups.require(podUid), device, limits);
+        Path cgroup = cgroups.require(podUid);
+        if (cgroups.mode() == CgroupMode.V1) {
+            watcher.watch(cgroup); // before the writes: a container made meanwhile is caught either way
+        }
+        writer.apply(cgroup, device, limits);
     }
 
-    /** Lifts the device's limits from the pod's cgroup, if the cgroup still exists. */
+    /** Lifts the device's limits from the pod's cgroup and everything below it, if the cgroup still exists. */
     public void lift(String podUid, DeviceNumber device) {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
-        cgroup.ifPresent(path -> writer.remove(path, device));
+        cgroup.ifPresent(path -> {
+            writer.remove(path, device);
+            if (cgroups.mode() == CgroupMode.V1 && !writer.hasV1Limits(path)) {
+                watcher.unwatch(path);
+            }
+        });
+    }
+
+    /**
+     * cgroup v1, at start-up: for every pod with a publish mount whose cgroup holds throttle
+     * lines, copies them into every container cgroup (ones made while no plugin ran) and watches
+     * for more. The pod cgroup's own files say what the pod should have.
+     */
+    public void resume() {
+        if (cgroups.mode() != CgroupMode.V1) {
+            return;
+        }
+        Set<String> pods = new LinkedHashSet<>();
+        for (MountEntry entry : mountTable.read()) {
+            if (entry.mountPoint().startsWith(kubeletDir)) {
+                PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).ifPresent(pods::add);
+            }
+        }
+        for (String pod : pods) {
+            try {
+                Optional<Path> cgroup = cgroups.find(pod).cgroup();
+                if (cgroup.isPresent() && writer.hasV1Limits(cgroup.get())) {
+                    watcher.watch(cgroup.get());
+                    writer.copyPodLimitsToAll(cgroup.get());
+                    log.info("cgroup v1: limits of pod {} resumed in the cgroups below {}", pod, cgroup.get());
+                }
+            } catch (RuntimeException e) {
+                log.warn("cgroup v1: could not resume the limits of pod {}: {}", pod, e.getMessage());
+            }
+        }
     }
 
     public Optional<IoLimits> current(String podUid, DeviceNumber device) {

@@ -1,9 +1,9 @@
 package io.lvmqos.node;
 
+import io.lvmqos.cgroup.PodUids;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * Which pod a publish is for. kubelet passes the UID in volume_context when the CSIDriver has
@@ -13,7 +13,6 @@ import java.util.regex.Pattern;
 public final class PodUid {
 
     public static final String CONTEXT_KEY = "csi.storage.k8s.io/pod.uid";
-    private static final Pattern UID = Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
     private PodUid() {
     }
@@ -48,7 +47,8 @@ public final class PodUid {
     }
 
     private static Optional<String> uid(String candidate) {
-        return UID.matcher(candidate).matches() ? Optional.of(candidate) : Optional.empty();
+        // the same rule as the cgroup lookup's, so a UID limited at publish is lifted at unpublish
+        return PodUids.isValid(candidate) ? Optional.of(candidate) : Optional.empty();
     }
 
     private static int indexOf(Path path, String name) {

@@ -11,8 +11,11 @@ import io.lvmqos.kube.VolumeAttributesWatcher;
 import io.lvmqos.kube.VolumeModifier;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.metrics.DeviceMapperName;
 import io.lvmqos.metrics.MetricsServer;
+import io.lvmqos.metrics.SysBlock;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BlockDeviceProbe;
 import io.lvmqos.device.Filesystems;
@@ -24,7 +27,9 @@ import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.VolumeCatalog;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -51,8 +56,15 @@ public final class Driver {
         java.nio.file.Files.createDirectories(settings.kubeletDir());
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName());
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
-        PodLimits podLimits = new PodLimits(podCgroups,
-                new CgroupLimitsWriter(settings.cgroupRoot()), mountTable, kubeletPaths.root());
+        CgroupLimitsWriter limitsWriter = new CgroupLimitsWriter(settings.cgroupRoot());
+        ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);
+        SysBlock sysBlock = new SysBlock(Path.of("/sys"));
+        PodLimits podLimits = new PodLimits(podCgroups, limitsWriter, containerWatcher, mountTable,
+                kubeletPaths.root(), Path.of("/dev"), device -> sysBlock.dmName(device)
+                        .flatMap(DeviceMapperName::parse)
+                        .filter(dm -> settings.volumeGroups().contains(dm.volumeGroup())
+                                && LvmNames.isVolumeLvName(dm.logicalVolume()))
+                        .isPresent());
         // the controller and the node are one process: a change of limits reaches the pods directly
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
@@ -77,6 +89,11 @@ public final class Driver {
         Thread.ofPlatform().daemon().name("startup").start(() -> {
             health.start(HEALTH_PERIOD);
             try {
+                podLimits.resume();
+            } catch (RuntimeException e) {
+                log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
+            }
+            try {
                 catalog.reload();
             } catch (RuntimeException e) {
                 log.warn("could not index volumes at start: {}", e.getMessage());
@@ -95,6 +112,7 @@ public final class Driver {
                 Thread.currentThread().interrupt();
             }
             health.close();
+            containerWatcher.close();
             metrics.ifPresent(MetricsServer::close);
         }, "shutdown"));
         server.awaitTermination();

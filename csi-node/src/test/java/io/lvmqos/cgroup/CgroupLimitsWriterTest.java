@@ -84,6 +84,66 @@ class CgroupLimitsWriterTest {
         assertEquals("253:4 200", Files.readString(pod.resolve("blkio.throttle.write_iops_device")));
     }
 
+    private Path v1Cgroup(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        for (BlkioThrottle file : BlkioThrottle.values()) {
+            Files.writeString(dir.resolve(file.file), "");
+        }
+        return dir;
+    }
+
+    @Test
+    void v1WritesThePodsLimitsIntoEveryContainerCgroupBelowItAndLiftsThemThere() throws IOException {
+        v1Cgroup(root.resolve("blkio"));
+        Path pod = v1Cgroup(root.resolve("blkio/kubepods/burstable/pod1234-abcd"));
+        Path pause = v1Cgroup(pod.resolve("aaaa"));
+        Path app = v1Cgroup(pod.resolve("bbbb"));
+        CgroupLimitsWriter writer = new CgroupLimitsWriter(root);
+        writer.apply(pod, LV, LIMITS);
+        for (Path container : java.util.List.of(pause, app)) {
+            assertEquals("253:4 2097152", Files.readString(container.resolve("blkio.throttle.write_bps_device")));
+            assertEquals("253:4 200", Files.readString(container.resolve("blkio.throttle.write_iops_device")));
+        }
+        assertTrue(writer.hasV1Limits(pod));
+        writer.remove(pod, LV);
+        for (Path cgroup : java.util.List.of(pod, pause, app)) {
+            assertEquals("253:4 0", Files.readString(cgroup.resolve("blkio.throttle.write_bps_device")), "lifted in " + cgroup);
+        }
+    }
+
+    @Test
+    void v1CopiesThePodsLinesIntoAContainerCgroupMadeLater() throws IOException {
+        v1Cgroup(root.resolve("blkio"));
+        Path pod = v1Cgroup(root.resolve("blkio/kubepods/pod1234-abcd"));
+        Files.writeString(pod.resolve("blkio.throttle.write_bps_device"), "253:4 4194304\n");
+        Files.writeString(pod.resolve("blkio.throttle.read_iops_device"), "253:4 200\n");
+        Path later = v1Cgroup(pod.resolve("cccc"));
+        new CgroupLimitsWriter(root).copyPodLimits(pod, later);
+        assertEquals("253:4 4194304", Files.readString(later.resolve("blkio.throttle.write_bps_device")));
+        assertEquals("253:4 200", Files.readString(later.resolve("blkio.throttle.read_iops_device")));
+        assertEquals("", Files.readString(later.resolve("blkio.throttle.read_bps_device")), "no line the pod lacks");
+        new CgroupLimitsWriter(root).copyPodLimits(pod, pod.resolve("gone")); // a container that already ended
+    }
+
+    @Test
+    void theWatcherReportsADirectoryMadeBelowAWatchedPodAndBelowThat() throws Exception {
+        Path pod = Files.createDirectories(root.resolve("pod"));
+        java.util.concurrent.BlockingQueue<Path> made = new java.util.concurrent.LinkedBlockingQueue<>();
+        try (ContainerCgroupWatcher watcher = new ContainerCgroupWatcher((p, child) -> {
+            assertEquals(pod, p);
+            made.add(child);
+        })) {
+            watcher.watch(pod);
+            Path container = Files.createDirectory(pod.resolve("ctr"));
+            assertEquals(container, made.poll(5, java.util.concurrent.TimeUnit.SECONDS));
+            Path nested = Files.createDirectory(container.resolve("nested"));
+            assertEquals(nested, made.poll(5, java.util.concurrent.TimeUnit.SECONDS));
+            watcher.unwatch(pod);
+            Files.createDirectory(pod.resolve("after"));
+            assertEquals(null, made.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS), "no longer watched");
+        }
+    }
+
     @Test
     void aPodCgroupOutsideTheHierarchyIsRefused(@TempDir Path elsewhere) throws IOException {
         v2Pod();

@@ -1,6 +1,7 @@
 package io.lvmqos.cgroup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -69,11 +70,80 @@ class PodCgroupsTest {
     void aMissingPodIsUnavailableNamingEveryPlaceTried() throws IOException {
         v2();
         Files.createDirectories(root.resolve("kubepods.slice/kubepods-pod" + UID_ + "x.slice"));
+        Files.createDirectories(root.resolve("kubepods/burstable"));
         PodCgroups cgroups = new PodCgroups(root);
         assertEquals(6, cgroups.find(UID).tried().size());
         var e = assertThrows(DriverException.Unavailable.class, () -> cgroups.require(UID));
         assertTrue(e.getMessage().contains("kubepods/burstable/pod" + UID), e.getMessage());
         assertTrue(e.getMessage().contains("kubepods-besteffort-pod" + UID_ + ".slice"), e.getMessage());
+        assertFalse(e.getMessage().contains("sandbox"), e.getMessage());
+    }
+
+    @Test
+    void aPodCgroupMadeAfterAMissIsFoundOnTheRetry() throws IOException {
+        v2();
+        Files.createDirectories(root.resolve("kubepods/besteffort"));
+        PodCgroups cgroups = new PodCgroups(root);
+        assertThrows(DriverException.Unavailable.class, () -> cgroups.require(UID));
+        Path pod = Files.createDirectories(root.resolve("kubepods/besteffort/pod" + UID));
+        assertEquals(pod, cgroups.require(UID));
+    }
+
+    @Test
+    void aPodTreeMadeAfterTheFirstLookupIsFound() throws IOException {
+        v2();
+        Path first = Files.createDirectories(root.resolve("kubepods/pod" + UID));
+        PodCgroups cgroups = new PodCgroups(root);
+        assertEquals(first, cgroups.require(UID));
+        String other = "0a1b2c3d-0000-4000-8000-000000000002";
+        Path second = Files.createDirectories(root.resolve("kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod"
+                + other.replace('-', '_') + ".slice"));
+        assertEquals(second, cgroups.require(other), "the cached tree misses, so the hierarchy is searched again");
+    }
+
+    /**
+     * kind runs kubelet with --cgroup-root=/kubelet: the cgroupfs driver nests kubepods below it,
+     * systemd turns the path into kubelet.slice/kubelet-kubepods.slice and prefixes every slice.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+            "kubelet/kubepods/burstable/pod" + UID,
+            "kubelet/kubepods/besteffort/pod" + UID,
+            "kubelet/kubepods/pod" + UID,
+            "kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/kubelet-kubepods-burstable-pod" + UID_ + ".slice",
+            "kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-pod" + UID_ + ".slice",
+            "kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod" + UID_ + ".slice",
+            "a/b/kubelet/kubepods/pod" + UID,
+    })
+    void findsThePodBelowAnyKubeletCgroupRoot(String layout) throws IOException {
+        v2();
+        Files.createDirectories(root.resolve("system.slice/containerd.service"));
+        Path pod = Files.createDirectories(root.resolve(layout));
+        assertEquals(pod, new PodCgroups(root).require(UID));
+    }
+
+    @Test
+    void neverAnotherPodsCgroup() throws IOException {
+        v2();
+        String prefixOfOther = UID.substring(0, 30);
+        Files.createDirectories(root.resolve("kubepods/burstable/pod" + UID + "0"));
+        Files.createDirectories(root.resolve("kubepods/burstable/pod" + prefixOfOther));
+        Files.createDirectories(root.resolve("kubepods.slice/kubepods-pod" + UID + ".slice")); // dashes: not systemd's
+        assertThrows(DriverException.Unavailable.class, () -> new PodCgroups(root).require(UID));
+    }
+
+    /**
+     * --cgroups-per-qos=false: kubelet's pod container manager is a no-op that names the cgroup
+     * root for every pod, so the containers of all pods sit side by side below it.
+     */
+    @Test
+    void withoutCgroupsPerQosThereIsNoPodCgroupAndPublishIsRefusedSayingWhy() throws IOException {
+        v2();
+        Files.createDirectories(root.resolve("kubelet/4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899"));
+        Files.createDirectories(root.resolve("system.slice/kubelet.service"));
+        var e = assertThrows(DriverException.FailedPrecondition.class, () -> new PodCgroups(root).require(UID));
+        assertTrue(e.getMessage().contains("--cgroups-per-qos=false"), e.getMessage());
+        assertTrue(e.getMessage().contains(root.toString()), e.getMessage());
     }
 
     @Test
@@ -88,7 +158,7 @@ class PodCgroupsTest {
     void aNestedKubepodsParentIsSearched() throws IOException {
         v2();
         Path pod = Files.createDirectories(root.resolve("k8s.slice/kubepods/pod" + UID));
-        assertEquals(Optional.of(pod), new PodCgroups(root, Path.of("k8s.slice")).find(UID).cgroup());
+        assertEquals(Optional.of(pod), new PodCgroups(root).find(UID).cgroup());
     }
 
     @ParameterizedTest

@@ -1,0 +1,87 @@
+package io.lvmqos.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.ContainerCgroupWatcher;
+import io.lvmqos.cgroup.PodCgroups;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.mount.MountTable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Stale limit lines, against a cgroup tree and a mount table laid out in a temporary directory.
+ * The tree is v1's: plain files keep what was last written, and v1's "MAJ:MIN 0" reads back as
+ * no limit, as the kernel's dropped line would.
+ */
+class PodLimitsTest {
+
+    static final String UID = "7c1d6e0a-2b2f-4d8a-9c55-1f0e2b9a7d31";
+    static final Path KUBELET = Path.of("/var/lib/kubelet");
+
+    @TempDir
+    Path dir;
+    final ContainerCgroupWatcher watcher = new ContainerCgroupWatcher((pod, child) -> { });
+
+    @AfterEach
+    void stop() {
+        watcher.close();
+    }
+
+    private PodLimits podLimits(Path cgroupRoot, String mountinfo, Set<DeviceNumber> ours) throws IOException {
+        Path table = dir.resolve("mountinfo");
+        Files.writeString(table, mountinfo);
+        return new PodLimits(new PodCgroups(cgroupRoot), new CgroupLimitsWriter(cgroupRoot), watcher,
+                new MountTable(table), KUBELET, dir.resolve("dev"), ours::contains);
+    }
+
+    private Path v1Pod(Path root) throws IOException {
+        Path blkio = Files.createDirectories(root.resolve("blkio"));
+        Files.writeString(blkio.resolve("blkio.throttle.write_bps_device"), "");
+        Path pod = Files.createDirectories(blkio.resolve("kubepods/burstable/pod" + UID));
+        for (String file : List.of("read_bps", "write_bps", "read_iops", "write_iops")) {
+            Files.writeString(pod.resolve("blkio.throttle." + file + "_device"), "");
+        }
+        return pod;
+    }
+
+    /**
+     * 253:4 is published into the pod; 253:7 was an LV of ours once published there (its lift
+     * never happened); 8:16 is a disk someone else limited. Only 253:7's line goes.
+     */
+    @Test
+    void aLineForAnLvOfOursThatIsNotPublishedIntoThePodIsRemovedAndNoOtherLine() throws IOException {
+        Path root = dir.resolve("cgroup");
+        Path pod = v1Pod(root);
+        Path writeBps = pod.resolve("blkio.throttle.write_bps_device");
+        Files.writeString(writeBps, "8:16 1000\n253:4 4194304\n253:7 1048576\n");
+        String mountinfo = "25 1 8:1 / /var/lib/kubelet rw,relatime shared:7 - ext4 /dev/sda1 rw\n"
+                + "311 25 253:4 / /var/lib/kubelet/pods/" + UID + "/volumes/kubernetes.io~csi/pvc-1/mount rw shared:120"
+                + " - ext4 /dev/mapper/vg0-pvc--1 rw\n";
+        PodLimits limits = podLimits(root, mountinfo, Set.of(new DeviceNumber(253, 4), new DeviceNumber(253, 7)));
+
+        limits.pruneStale(UID);
+
+        // a plain file keeps the last write; the kernel drops 253:7's line on "253:7 0"
+        assertEquals("253:7 0", Files.readString(writeBps));
+    }
+
+    @Test
+    void nothingIsRemovedWhenEveryLineIsPublishedOrNotOurs() throws IOException {
+        Path root = dir.resolve("cgroup");
+        Path pod = v1Pod(root);
+        String lines = "8:16 1000\n253:4 4194304\n";
+        Files.writeString(pod.resolve("blkio.throttle.write_bps_device"), lines);
+        String mountinfo = "311 25 253:4 / /var/lib/kubelet/pods/" + UID + "/volumes/kubernetes.io~csi/pvc-1/mount rw"
+                + " shared:120 - ext4 /dev/mapper/vg0-pvc--1 rw\n";
+        podLimits(root, mountinfo, Set.of(new DeviceNumber(253, 4))).pruneStale(UID);
+        assertEquals(lines, Files.readString(pod.resolve("blkio.throttle.write_bps_device")));
+    }
+}

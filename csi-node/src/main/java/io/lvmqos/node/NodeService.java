@@ -57,6 +57,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private final MountTable mountTable;
     private final BlockDeviceProbe probe;
     private final Filesystems filesystems;
+    private static final String DEVTMPFS = "devtmpfs";
+
     private final PodLimits podLimits;
     private final VolumeStats stats;
     private final KeyedLocks locks;
@@ -292,16 +294,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getTargetPath().isEmpty(), "target_path must not be empty");
         Path target = paths.checkTarget(Path.of(request.getTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
-            Optional<ManagedVolume> volume = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
-                    .flatMap(catalog::find);
-            Optional<DeviceNumber> device = volume.flatMap(v -> deviceNumber(v.devicePath()));
-            Optional<String> nodeRoot = volume.map(v -> deviceNodeRoot(v.devicePath()));
+            // What was published there comes from the mount table and the target alone: no lvm and no
+            // look-up in /dev, so that a pod can be torn down while LVM hangs or the LV's device is gone.
+            Optional<PublishedDevice> published = publishedAt(target);
             mounter.unmount(target);
             paths.remove(target);
             Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
-            if (pod.isPresent() && device.isPresent()
-                    && !podLimits.podsUsing(device.get(), nodeRoot).contains(pod.get())) {
-                podLimits.lift(pod.get(), device.get());
+            if (pod.isPresent() && published.isPresent()
+                    && !podLimits.podsUsing(published.get().device(), published.get().nodeRoot()).contains(pod.get())) {
+                podLimits.lift(pod.get(), published.get().device());
             }
             pod.ifPresent(this::pruneStale);
         }
@@ -407,10 +408,29 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId).map(VolumeId::lvmPath).orElse(volumeId);
     }
 
-    private static Optional<DeviceNumber> deviceNumber(Path device) {
+    /** The device a publish mount at a target is of; for a raw block one, also its node's path in devtmpfs. */
+    private record PublishedDevice(DeviceNumber device, Optional<String> nodeRoot) {
+    }
+
+    /**
+     * A filesystem publish is a bind mount of the LV's filesystem, whose device the mount table
+     * names. A raw block publish is a bind mount of the device node from devtmpfs: the mount table
+     * names devtmpfs, and the node at the target itself gives the LV's number, even after the LV
+     * is gone from /dev.
+     */
+    private Optional<PublishedDevice> publishedAt(Path target) {
+        Optional<MountEntry> mount = mountTable.at(target);
+        if (mount.isEmpty()) {
+            return Optional.empty();
+        }
+        if (!mount.get().fsType().equals(DEVTMPFS)) {
+            return Optional.of(new PublishedDevice(mount.get().device(), Optional.empty()));
+        }
         try {
-            return Optional.of(DeviceNumber.of(device));
-        } catch (RuntimeException gone) {
+            long rdev = (Long) Files.getAttribute(target, "unix:rdev");
+            return Optional.of(new PublishedDevice(DeviceNumber.fromDev(rdev), Optional.of(mount.get().root())));
+        } catch (IOException | RuntimeException e) {
+            log.warn("cannot read the device node published at {}: {}", target, e.getMessage());
             return Optional.empty();
         }
     }

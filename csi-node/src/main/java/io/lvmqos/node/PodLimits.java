@@ -194,7 +194,8 @@ public final class PodLimits {
                                           Optional<String> deviceNodeRoot) {
         return mounts.stream()
                 .filter(e -> e.mountPoint().startsWith(kubeletDir))
-                .filter(e -> e.device().equals(device) || deviceNodeRoot.map(root -> root.equals(e.root())).orElse(false))
+                .filter(e -> e.device().equals(device) || deviceNodeRoot
+                        .map(root -> e.fsType().equals("devtmpfs") && root.equals(e.root())).orElse(false))
                 .toList();
     }
 }

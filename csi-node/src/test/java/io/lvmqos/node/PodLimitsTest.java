@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -83,5 +84,21 @@ class PodLimitsTest {
                 + " shared:120 - ext4 /dev/mapper/vg0-pvc--1 rw\n";
         podLimits(root, mountinfo, Set.of(new DeviceNumber(253, 4))).pruneStale(UID);
         assertEquals(lines, Files.readString(pod.resolve("blkio.throttle.write_bps_device")));
+    }
+
+    /**
+     * A raw block publish is a devtmpfs bind mount whose root is the node's path ("/dm-3"). A bind
+     * mount of something else that happens to have that root is no publish of the volume.
+     */
+    @Test
+    void onlyADevtmpfsMountWithTheNodesRootPublishesADeviceNode() throws IOException {
+        String mountinfo = "25 1 8:1 / /var/lib/kubelet rw,relatime shared:7 - ext4 /dev/sda1 rw\n"
+                + "411 25 0:5 /dm-3 /var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/pv-b/" + UID
+                + " rw shared:130 - devtmpfs udev rw\n"
+                + "412 25 8:1 /dm-3 /var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/pv-c/"
+                + "0b4c2f58-5e5d-4d5f-b5a8-4f3b7f6b0b11 rw shared:131 - ext4 /dev/sda1 rw\n";
+        PodLimits limits = podLimits(dir.resolve("cgroup"), mountinfo, Set.of());
+
+        assertEquals(Set.of(UID), limits.podsUsing(new DeviceNumber(253, 3), Optional.of("/dm-3")));
     }
 }

@@ -2,6 +2,7 @@ package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.DeviceFaultCheck;
 import io.lvmqos.e2e.guest.KillDuringRpcCheck;
+import io.lvmqos.e2e.guest.TeardownWithoutLvmCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import io.lvmqos.e2e.uml.UmlGuest;
@@ -23,6 +24,7 @@ class FaultIT {
                 .cgroup(CgroupMode.V2)
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(8));
-        return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class);
+        return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
+                TeardownWithoutLvmCheck.class);
     }
 }

@@ -162,13 +162,26 @@ public final class CgroupLimitsWriter {
 
     /** Every cgroup below this one, parents before children; empty when it is gone. */
     public static java.util.List<Path> descendants(Path cgroup) {
-        try (java.util.stream.Stream<Path> tree = Files.walk(cgroup)) {
-            return tree.filter(p -> !p.equals(cgroup)).filter(Files::isDirectory).toList();
-        } catch (NoSuchFileException | java.io.UncheckedIOException gone) {
-            return java.util.List.of();
-        } catch (IOException e) {
-            throw DriverException.internal("listing the cgroups below " + cgroup + " failed: " + reason(e));
+        // level by level rather than Files.walk, which gives up on the whole tree when one
+        // container cgroup is removed while it is being listed
+        java.util.List<Path> found = new java.util.ArrayList<>();
+        java.util.Deque<Path> pending = new java.util.ArrayDeque<>(java.util.List.of(cgroup));
+        while (!pending.isEmpty()) {
+            Path dir = pending.removeFirst();
+            try (java.util.stream.Stream<Path> entries = Files.list(dir)) {
+                for (Path child : entries.filter(Files::isDirectory).sorted().toList()) {
+                    found.add(child);
+                    pending.addLast(child);
+                }
+            } catch (NoSuchFileException gone) {
+                // a container that ended meanwhile
+            } catch (IOException | java.io.UncheckedIOException e) {
+                if (Files.isDirectory(dir)) {
+                    throw DriverException.internal("listing the cgroups below " + dir + " failed: " + e.getMessage());
+                }
+            }
         }
+        return found;
     }
 
     /**

@@ -101,4 +101,31 @@ class PodLimitsTest {
 
         assertEquals(Set.of(UID), limits.podsUsing(new DeviceNumber(253, 3), Optional.of("/dm-3")));
     }
+
+    /**
+     * A restart on cgroup v1: the pod's own throttle files say what it should have; a container
+     * cgroup made while no plugin ran gets the lines, and one made after the rescan too.
+     */
+    @Test
+    void atStartUpTheLimitsOfPublishedPodsReachTheirContainersAgain() throws Exception {
+        Path root = dir.resolve("cgroup");
+        Path pod = v1Pod(root);
+        Files.writeString(pod.resolve("blkio.throttle.write_bps_device"), "253:4 4194304\n");
+        Path whileDown = Files.createDirectory(pod.resolve("cri-containerd-aaaa.scope"));
+        for (String file : List.of("read_bps", "write_bps", "read_iops", "write_iops")) {
+            Files.writeString(whileDown.resolve("blkio.throttle." + file + "_device"), "");
+        }
+        String mountinfo = "311 25 253:4 / /var/lib/kubelet/pods/" + UID + "/volumes/kubernetes.io~csi/pvc-1/mount rw"
+                + " shared:120 - ext4 /dev/mapper/vg0-pvc--1 rw\n";
+        Files.writeString(dir.resolve("mountinfo"), mountinfo);
+        CgroupLimitsWriter writer = new CgroupLimitsWriter(root);
+        java.util.concurrent.BlockingQueue<Path> copied = new java.util.concurrent.LinkedBlockingQueue<>();
+        try (ContainerCgroupWatcher restarted = new ContainerCgroupWatcher((p, child) -> copied.add(child))) {
+            new PodLimits(new PodCgroups(root), writer, restarted, new MountTable(dir.resolve("mountinfo")), KUBELET,
+                    dir.resolve("dev"), d -> true).resume();
+            assertEquals("253:4 4194304", Files.readString(whileDown.resolve("blkio.throttle.write_bps_device")));
+            Path later = Files.createDirectory(pod.resolve("cri-containerd-bbbb.scope"));
+            assertEquals(later, copied.poll(5, java.util.concurrent.TimeUnit.SECONDS), "watched again");
+        }
+    }
 }

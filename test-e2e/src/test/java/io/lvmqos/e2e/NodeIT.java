@@ -45,6 +45,6 @@ class NodeIT {
 
     @TestFactory
     Stream<DynamicTest> nodeOnCgroupV1() {
-        return GuestJUnit.dynamicTests(guest("node-v1", CgroupMode.V1), NodeCheck.class);
+        return GuestJUnit.dynamicTests(guest("node-v1", CgroupMode.V1), NodeCheck.class, MetricsCheck.class);
     }
 }

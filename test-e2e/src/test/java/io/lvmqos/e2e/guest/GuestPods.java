@@ -16,15 +16,25 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Pods as kubelet lays them out, without kubelet: a cgroup per pod in the systemd driver's
- * layout (kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice) and the
- * pod's volume directory under the kubelet directory. Workloads run inside the pod's cgroup.
+ * Pods as kubelet lays them out, without kubelet: a cgroup per pod in either cgroup driver's
+ * layout (systemd: kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice;
+ * cgroupfs: kubepods/burstable/pod<uid>), below kubelet's default cgroup root or another one, and
+ * the pod's volume directory under the kubelet directory.
+ *
+ * <p>Workloads run as kubelet runs containers: each in a container cgroup of its own below the
+ * pod cgroup (systemd: cri-containerd-<id>.scope; cgroupfs: <id>), made when the workload starts,
+ * so after NodePublishVolume returned. No process ever runs in the pod cgroup itself; on cgroup
+ * v2 the pod cgroup enables the memory controller for its children, as kubelet's does, so the
+ * kernel's no-internal-processes rule would refuse one there anyway.
  */
 final class GuestPods {
 
     enum QosClass { GUARANTEED, BURSTABLE, BESTEFFORT }
 
-    record Pod(String uid, Path cgroup, QosClass qos) {
+    /** Kubelet's --cgroup-driver. */
+    enum CgroupDriver { SYSTEMD, CGROUPFS }
+
+    record Pod(String uid, Path cgroup, QosClass qos, CgroupDriver driver) {
         Path volumePath(String volume) {
             return GuestDriver.KUBELET.resolve("pods").resolve(uid).resolve("volumes/kubernetes.io~csi")
                     .resolve(volume).resolve("mount");
@@ -32,6 +42,24 @@ final class GuestPods {
 
         Path blockPath(String pv) {
             return GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/volumeDevices/publish").resolve(pv).resolve(uid);
+        }
+
+        /** A new container cgroup below the pod's, named as the runtime under this driver names it. */
+        Path newContainer() throws IOException {
+            String id = (UUID.randomUUID().toString() + UUID.randomUUID()).replace("-", "");
+            return Files.createDirectory(cgroup.resolve(driver == CgroupDriver.SYSTEMD
+                    ? "cri-containerd-" + id + ".scope" : id));
+        }
+
+        /**
+         * The command line that runs argv in a new container cgroup of the pod: the shell moves
+         * itself there, then becomes the workload, so all of its I/O is charged there.
+         */
+        List<String> inNewContainer(List<String> argv) throws IOException {
+            List<String> line = new ArrayList<>(List.of("sh", "-c", "echo $$ > " + newContainer().resolve("cgroup.procs")
+                    + " && exec \"$@\"", "in-container"));
+            line.addAll(argv);
+            return line;
         }
     }
 
@@ -47,29 +75,52 @@ final class GuestPods {
     private GuestPods() {
     }
 
-    static Pod create(QosClass qos) throws IOException {
-        String uid = UUID.randomUUID().toString();
-        String escaped = uid.replace('-', '_');
-        Path hierarchy = GuestEnv.cgroupMode() == CgroupMode.V1
-                ? GuestEnv.cgroupRoot().resolve("blkio") : GuestEnv.cgroupRoot();
-        Path kubepods = hierarchy.resolve("kubepods.slice");
-        Path cgroup = switch (qos) {
-            case GUARANTEED -> kubepods.resolve("kubepods-pod" + escaped + ".slice");
-            case BURSTABLE -> kubepods.resolve("kubepods-burstable.slice").resolve("kubepods-burstable-pod" + escaped + ".slice");
-            case BESTEFFORT -> kubepods.resolve("kubepods-besteffort.slice").resolve("kubepods-besteffort-pod" + escaped + ".slice");
-        };
-        Files.createDirectories(cgroup);
-        if (GuestEnv.cgroupMode() == CgroupMode.V2) {
-            enableMemory(hierarchy, cgroup);
-        }
-        return new Pod(uid, cgroup, qos);
+    static Path hierarchy() {
+        return GuestEnv.cgroupMode() == CgroupMode.V1 ? GuestEnv.cgroupRoot().resolve("blkio") : GuestEnv.cgroupRoot();
     }
 
-    /** kubelet runs pods with the memory controller on; the driver itself enables only io. */
+    static Pod create(QosClass qos) throws IOException {
+        return create(qos, CgroupDriver.SYSTEMD);
+    }
+
+    static Pod create(QosClass qos, CgroupDriver driver) throws IOException {
+        return create(UUID.randomUUID().toString(), qos, driver, "");
+    }
+
+    /**
+     * A pod cgroup where kubelet with this driver and {@code --cgroup-root=/<cgroupRoot>} puts it
+     * ("" for the default root, "kubelet" as kind runs it).
+     */
+    static Pod create(String uid, QosClass qos, CgroupDriver driver, String cgroupRoot) throws IOException {
+        Path cgroup = Files.createDirectories(hierarchy().resolve(layout(uid, qos, driver, cgroupRoot)));
+        if (GuestEnv.cgroupMode() == CgroupMode.V2) {
+            enableMemory(hierarchy(), cgroup);
+        }
+        return new Pod(uid, cgroup, qos, driver);
+    }
+
+    /** The pod cgroup's path below the hierarchy, as kubelet's cgroup manager names it. */
+    static String layout(String uid, QosClass qos, CgroupDriver driver, String cgroupRoot) {
+        String qosName = qos.name().toLowerCase(java.util.Locale.ROOT);
+        if (driver == CgroupDriver.CGROUPFS) {
+            String kubepods = (cgroupRoot.isEmpty() ? "" : cgroupRoot + "/") + "kubepods";
+            return qos == QosClass.GUARANTEED ? kubepods + "/pod" + uid : kubepods + "/" + qosName + "/pod" + uid;
+        }
+        // systemd: each path element becomes a slice whose name repeats its parents' names
+        String prefix = cgroupRoot.isEmpty() ? "kubepods" : cgroupRoot + "-kubepods";
+        String top = (cgroupRoot.isEmpty() ? "" : cgroupRoot + ".slice/") + prefix + ".slice";
+        String escaped = uid.replace('-', '_');
+        return qos == QosClass.GUARANTEED ? top + "/" + prefix + "-pod" + escaped + ".slice"
+                : top + "/" + prefix + "-" + qosName + ".slice/" + prefix + "-" + qosName + "-pod" + escaped + ".slice";
+    }
+
+    /**
+     * kubelet runs pods with the memory controller on, down to the pod cgroup's children; the
+     * driver itself enables only io, and only above the pod cgroup.
+     */
     private static void enableMemory(Path root, Path cgroup) throws IOException {
-        Path parent = cgroup.getParent();
         List<Path> chain = new ArrayList<>();
-        for (Path p = parent; p.startsWith(root); p = p.getParent()) {
+        for (Path p = cgroup; p.startsWith(root); p = p.getParent()) {
             chain.addFirst(p);
             if (p.equals(root)) {
                 break;
@@ -83,30 +134,65 @@ final class GuestPods {
         }
     }
 
+    /**
+     * Removes the pod's container cgroups, the pod cgroup, and the kubelet cgroups above it that
+     * no other pod uses. A container's cgroup can be briefly busy after its process exited.
+     */
     static void remove(Pod pod) {
-        for (Path p = pod.cgroup(); p.getFileName().toString().contains("slice"); p = p.getParent()) {
-            if (GuestCommand.run("rmdir", p.toString()).exitCode() != 0) {
+        List<Path> containers = new ArrayList<>();
+        try (var tree = Files.walk(pod.cgroup())) {
+            tree.filter(Files::isDirectory).filter(p -> !p.equals(pod.cgroup())).forEach(containers::add);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("listing " + pod.cgroup() + ": " + e);
+        }
+        for (Path container : containers.reversed()) {
+            rmdir(container);
+        }
+        Path hierarchy = hierarchy();
+        for (Path p = pod.cgroup(); p.startsWith(hierarchy) && !p.equals(hierarchy); p = p.getParent()) {
+            if (!rmdir(p)) {
                 break; // a sibling is still there
             }
         }
     }
 
-    /** Runs fio inside the pod's cgroup and returns its rate for the job's direction. */
+    private static boolean rmdir(Path cgroup) {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            if (GuestCommand.run("rmdir", cgroup.toString()).exitCode() == 0) {
+                return true;
+            }
+            try (var entries = Files.list(cgroup)) {
+                if (entries.anyMatch(Files::isDirectory)) {
+                    return false; // not empty: another pod's or container's cgroup below
+                }
+            } catch (IOException gone) {
+                return true;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /** Runs fio in a new container cgroup of the pod and returns its rate for the job's direction. */
     static Rate fio(Pod pod, String direction, List<String> jobOptions) throws IOException {
-        List<String> argv = new ArrayList<>(List.of("sh", "-c", "echo $$ > " + pod.cgroup().resolve("cgroup.procs")
-                + " && exec \"$@\"", "fio-in-pod", "fio", "--output-format=json", "--name=measure"));
+        List<String> argv = new ArrayList<>(List.of("fio", "--output-format=json", "--name=measure"));
         argv.addAll(jobOptions);
-        String out = GuestCommand.run(Duration.ofMinutes(3), argv).requireSuccess().stdout();
+        String out = GuestCommand.run(Duration.ofMinutes(3), pod.inNewContainer(argv)).requireSuccess().stdout();
         JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path(direction);
         return new Rate(job.path("bw_bytes").asDouble(), job.path("iops").asDouble());
     }
 
     /** Buffered writes then fsync, timed end to end: the writeback is what io.max must catch. */
-    static Rate bufferedWrite(Pod pod, Path file, int mebibytes) {
+    static Rate bufferedWrite(Pod pod, Path file, int mebibytes) throws IOException {
+        List<String> argv = pod.inNewContainer(List.of("dd", "if=/dev/zero", "of=" + file, "bs=1M",
+                "count=" + mebibytes, "conv=fsync", "status=none"));
         long started = System.nanoTime();
-        GuestCommand.run(Duration.ofMinutes(3), List.of("sh", "-c", "echo $$ > " + pod.cgroup().resolve("cgroup.procs")
-                + " && exec \"$@\"", "dd-in-pod", "dd", "if=/dev/zero", "of=" + file, "bs=1M", "count=" + mebibytes,
-                "conv=fsync", "status=none")).requireSuccess();
+        GuestCommand.run(Duration.ofMinutes(3), argv).requireSuccess();
         double seconds = (System.nanoTime() - started) / 1e9;
         return new Rate(mebibytes * (double) (1 << 20) / seconds, 0);
     }

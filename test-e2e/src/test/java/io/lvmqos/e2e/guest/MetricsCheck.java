@@ -74,10 +74,11 @@ public class MetricsCheck {
         // also warms the scrape path in the driver and the HTTP client here, so that the timed scrapes are quick
         before = MetricsScrape.of(ADDRESS, "");
         MetricsScrape.of(ADDRESS, MetricsScrape.COUNTERS);
-        Process fio = new ProcessBuilder("sh", "-c", "echo $$ > " + pod.cgroup().resolve("cgroup.procs")
-                + " && exec \"$@\"", "fio-in-pod", "fio", "--name=metrics", "--filename=" + target.resolve("data"),
-                "--rw=write", "--bs=1M", "--size=32M", "--direct=1", "--ioengine=psync", "--time_based",
-                "--runtime=" + FIO_SECONDS, "--write_bw_log=" + fioLog, "--log_avg_msec=250", "--log_unix_epoch=1")
+        // in a container cgroup made after the publish, as kubelet starts containers
+        Process fio = new ProcessBuilder(pod.inNewContainer(List.of("fio", "--name=metrics",
+                "--filename=" + target.resolve("data"), "--rw=write", "--bs=1M", "--size=32M", "--direct=1",
+                "--ioengine=psync", "--time_based", "--runtime=" + FIO_SECONDS, "--write_bw_log=" + fioLog,
+                "--log_avg_msec=250", "--log_unix_epoch=1")))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         MetricsScrape.awaitWriting(ADDRESS, List.of(ofVolume("write")), Duration.ofSeconds(30));
         TimeUnit.SECONDS.sleep(1); // past blk-throttle's first slice

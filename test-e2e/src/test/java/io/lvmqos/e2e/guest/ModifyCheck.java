@@ -61,12 +61,11 @@ public class ModifyCheck {
         return target;
     }
 
-    /** fio overwriting a laid-out file for {@code seconds} in the pod, logging its bandwidth every 500 ms. */
+    /** fio overwriting a laid-out file for {@code seconds} in a new container of the pod, logging its bandwidth every 500 ms. */
     private static Process fioInBackground(Pod pod, Path file, Path log, int seconds) throws IOException {
-        return new ProcessBuilder("sh", "-c", "echo $$ > " + pod.cgroup().resolve("cgroup.procs") + " && exec \"$@\"",
-                "fio-in-pod", "fio", "--name=live", "--filename=" + file, "--rw=write", "--bs=1M", "--size=32M",
-                "--direct=1", "--ioengine=psync", "--time_based", "--runtime=" + seconds,
-                "--write_bw_log=" + log, "--log_avg_msec=500", "--log_unix_epoch=1")
+        return new ProcessBuilder(pod.inNewContainer(List.of("fio", "--name=live", "--filename=" + file, "--rw=write",
+                "--bs=1M", "--size=32M", "--direct=1", "--ioengine=psync", "--time_based", "--runtime=" + seconds,
+                "--write_bw_log=" + log, "--log_avg_msec=500", "--log_unix_epoch=1")))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     }
 
@@ -111,7 +110,8 @@ public class ModifyCheck {
         Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/modify/globalmount");
         driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
                 .setStagingTargetPath(staging.toString()).setVolumeCapability(shared).build());
-        List<Pod> pods = List.of(GuestPods.create(QosClass.BURSTABLE), GuestPods.create(QosClass.BURSTABLE));
+        List<Pod> pods = List.of(GuestPods.create(QosClass.BURSTABLE),
+                GuestPods.create(QosClass.BESTEFFORT, GuestPods.CgroupDriver.CGROUPFS));
         List<Path> targets = new ArrayList<>();
         for (Pod pod : pods) {
             targets.add(publish(volume, staging, pod, shared));

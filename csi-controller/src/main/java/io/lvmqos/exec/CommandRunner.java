@@ -1,7 +1,5 @@
 package io.lvmqos.exec;
 
-import io.grpc.Context;
-import io.grpc.Deadline;
 import io.lvmqos.errors.DriverException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -23,8 +21,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs external programs: argument arrays, {@code LC_ALL=C} so that messages are parseable, both
  * streams drained concurrently so a chatty child cannot block on a full pipe, and a timeout that
- * never outlives the caller's gRPC deadline. A child that passes its timeout is killed with its
- * descendants.
+ * never outlives the caller's gRPC deadline.
+ *
+ * <p>A child that must be stopped, because its timeout passed or because the thread waiting for
+ * it was interrupted (the driver shutting down), first gets SIGTERM and {@link Command#stopGrace()}
+ * to exit; only then are it and its descendants SIGKILLed. lvm blocks catchable signals from just
+ * before it takes a volume group's lock until it has released it (and while it has devices
+ * suspended), so SIGTERM lets a metadata change in progress complete and ends lvm at its next
+ * safe point, where SIGKILL could leave a thin pool's devices suspended. The calling thread waits
+ * through the grace, so a call's per-volume lock is never released while its lvm still runs.
  */
 public final class CommandRunner {
 
@@ -72,36 +77,42 @@ public final class CommandRunner {
         }
         CompletableFuture<String> stdout = drain(process.getInputStream());
         CompletableFuture<String> stderr = drain(process.getErrorStream());
+        boolean finished;
         try {
-            if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-                kill(process);
-                throw DriverException.deadlineExceeded(
-                        command.display() + " did not finish within " + timeout.toMillis() + " ms and was killed");
-            }
-            // a background child of the command may still hold the pipes open: bound that wait too,
-            // but give the pipes a moment to drain for a command that exited just before its timeout
-            long drainUntil = Math.max(started + timeout.toNanos(), System.nanoTime() + OUTPUT_GRACE.toNanos());
-            CommandResult result;
-            try {
-                String out = stdout.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
-                String err = stderr.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
-                result = new CommandResult(command, process.exitValue(), out, err);
-            } catch (java.util.concurrent.TimeoutException e) {
-                throw DriverException.deadlineExceeded(command.display() + " exited, but a process it started kept its "
-                        + "output open past the " + timeout.toMillis() + " ms timeout");
-            }
-            if (log.isDebugEnabled()) {
-                log.debug("{} exited {} in {} ms", command.display(), result.exitCode(),
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-            }
-            return result;
+            finished = process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
-            kill(process);
+            // shutting down: lvm finishes what it is doing (SIGTERM waits for that), within the grace
+            stop(process, command);
             Thread.currentThread().interrupt();
-            throw DriverException.aborted(command.display() + " was interrupted");
+            throw DriverException.aborted(command.display() + " was stopped because the driver is shutting down");
+        }
+        if (!finished) {
+            stop(process, command);
+            throw DriverException.deadlineExceeded(
+                    command.display() + " did not finish within " + timeout.toMillis() + " ms and was stopped");
+        }
+        // a background child of the command may still hold the pipes open: bound that wait too,
+        // but give the pipes a moment to drain for a command that exited just before its timeout
+        long drainUntil = Math.max(started + timeout.toNanos(), System.nanoTime() + OUTPUT_GRACE.toNanos());
+        CommandResult result;
+        try {
+            String out = stdout.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
+            String err = stderr.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
+            result = new CommandResult(command, process.exitValue(), out, err);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw DriverException.deadlineExceeded(command.display() + " exited, but a process it started kept its "
+                    + "output open past the " + timeout.toMillis() + " ms timeout");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw DriverException.aborted(command.display() + " exited, but reading its output was interrupted");
         } catch (ExecutionException e) {
             throw DriverException.internal("reading the output of " + command.display() + " failed", e.getCause());
         }
+        if (log.isDebugEnabled()) {
+            log.debug("{} exited {} in {} ms", command.display(), result.exitCode(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        }
+        return result;
     }
 
     /** Runs the command and fails with its own stderr when it exits non-zero. */
@@ -115,24 +126,52 @@ public final class CommandRunner {
     }
 
     private static Duration effectiveTimeout(Duration requested) {
-        Deadline deadline = Context.current().getDeadline();
-        if (deadline == null) {
+        Optional<Duration> remaining = CallDeadline.remaining();
+        if (remaining.isEmpty()) {
             return requested;
         }
-        long remaining = deadline.timeRemaining(TimeUnit.NANOSECONDS);
-        if (remaining <= 0) {
+        if (!remaining.get().isPositive()) {
             throw DriverException.deadlineExceeded("the caller's deadline has already passed");
         }
-        return requested.toNanos() < remaining ? requested : Duration.ofNanos(remaining);
+        return requested.compareTo(remaining.get()) < 0 ? requested : remaining.get();
     }
 
-    private static void kill(Process process) {
+    /**
+     * SIGTERM to the child, up to its stop grace to exit, then SIGKILL to whatever of it and its
+     * descendants is left. Descendants are listed first: once the child exits they are orphans and
+     * no longer found as its descendants. The wait is not cut short by an interrupt.
+     */
+    static void stop(Process process, Command command) {
+        List<ProcessHandle> family = process.descendants().toList();
+        process.destroy();
+        boolean exited = waitUninterruptibly(process, command.stopGrace());
+        if (!exited) {
+            log.warn("{} did not exit within {} ms of SIGTERM; sending SIGKILL", command.display(),
+                    command.stopGrace().toMillis());
+        }
+        family.forEach(ProcessHandle::destroyForcibly);
         process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
+        if (!exited) {
+            process.destroyForcibly();
+            waitUninterruptibly(process, Duration.ofSeconds(5));
+        }
+    }
+
+    private static boolean waitUninterruptibly(Process process, Duration limit) {
+        long until = System.nanoTime() + limit.toNanos();
+        boolean interrupted = false;
         try {
-            process.waitFor(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            while (true) {
+                try {
+                    return process.waitFor(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

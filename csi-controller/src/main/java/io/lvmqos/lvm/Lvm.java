@@ -21,13 +21,27 @@ public final class Lvm {
     // Reports queue behind other commands on the VG lock; the caller's RPC deadline bounds them anyway.
     private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration CHANGE_TIMEOUT = Duration.ofSeconds(120);
+    /**
+     * How long a change that must be stopped has between SIGTERM and SIGKILL. lvm defers SIGTERM
+     * from before it takes the VG lock until it releases it, so a change stopped while it still
+     * waits for the lock also gets to take it and finish; the {@link VolumeGroupLimiter} keeps that
+     * queue short. 15 s of it, after the driver's 10 s for calls in flight, stays within the
+     * DaemonSet's 30 s termination grace.
+     */
+    static final Duration CHANGE_STOP_GRACE = Duration.ofSeconds(15);
 
     private final CommandRunner runner;
     private final Path lvm;
+    private final VolumeGroupLimiter limiter;
 
-    public Lvm(CommandRunner runner, Path lvmProgram) {
+    public Lvm(CommandRunner runner, Path lvmProgram, VolumeGroupLimiter limiter) {
         this.runner = runner;
         this.lvm = lvmProgram;
+        this.limiter = limiter;
+    }
+
+    public Lvm(CommandRunner runner, Path lvmProgram) {
+        this(runner, lvmProgram, VolumeGroupLimiter.standard());
     }
 
     public static Lvm onThisHost(CommandRunner runner) {
@@ -35,7 +49,7 @@ public final class Lvm {
     }
 
     public Optional<VolumeGroup> volumeGroup(String name) {
-        CommandResult result = runner.run(command(REPORT_TIMEOUT, "vgs", "--reportformat", "json", "--units", "b",
+        CommandResult result = run(name, command(REPORT_TIMEOUT, "vgs", "--reportformat", "json", "--units", "b",
                 "--nosuffix", "-o", String.join(",", LvmReport.VG_FIELDS), "--", name));
         if (!result.succeeded()) {
             if (result.stderr().contains("not found")) {
@@ -51,7 +65,7 @@ public final class Lvm {
      * group has no LV yet); empty when the group does not exist.
      */
     public Optional<VolumeGroupContents> contents(String volumeGroup) {
-        CommandResult result = runner.run(command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units",
+        CommandResult result = run(volumeGroup, command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units",
                 "b", "--nosuffix", "--binary", "-o", String.join(",", LvmReport.LV_AND_VG_FIELDS), "--", volumeGroup));
         if (!result.succeeded()) {
             if (result.stderr().contains("not found")) {
@@ -68,11 +82,15 @@ public final class Lvm {
 
     /** The visible LVs of a volume group (pool internals are left out). */
     public List<LogicalVolume> logicalVolumes(String volumeGroup) {
-        return LvmReport.logicalVolumes(report(volumeGroup));
+        CommandResult result = run(volumeGroup, lvsCommand(volumeGroup));
+        if (!result.succeeded()) {
+            throw classify(result);
+        }
+        return LvmReport.logicalVolumes(result.stdout());
     }
 
     public Optional<LogicalVolume> logicalVolume(String volumeGroup, String name) {
-        CommandResult result = runner.run(lvsCommand(volumeGroup + "/" + name));
+        CommandResult result = run(volumeGroup, lvsCommand(volumeGroup + "/" + name));
         if (!result.succeeded()) {
             if (result.stderr().contains("Failed to find logical volume")) {
                 return Optional.empty();
@@ -89,7 +107,7 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup);
-        change(args);
+        change(volumeGroup, args);
     }
 
     public void createThin(String volumeGroup, String pool, String name, long sizeBytes, List<String> tags) {
@@ -98,7 +116,7 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup);
-        change(args);
+        change(volumeGroup, args);
     }
 
     /**
@@ -111,20 +129,20 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup + "/" + origin);
-        change(args);
+        change(volumeGroup, args);
     }
 
     public void extend(String volumeGroup, String name, long sizeBytes) {
-        change(List.of("lvextend", "--size", sizeBytes + "b", "--", volumeGroup + "/" + name));
+        change(volumeGroup, List.of("lvextend", "--size", sizeBytes + "b", "--", volumeGroup + "/" + name));
     }
 
     public void activate(String volumeGroup, String name) {
-        change(List.of("lvchange", "--activate", "y", "--ignoreactivationskip", "--", volumeGroup + "/" + name));
+        change(volumeGroup, List.of("lvchange", "--activate", "y", "--ignoreactivationskip", "--", volumeGroup + "/" + name));
     }
 
     /** Removes an LV; lvm itself refuses when it is open, which surfaces as FailedPrecondition. */
     public void remove(String volumeGroup, String name) {
-        change(List.of("lvremove", "--yes", "--", volumeGroup + "/" + name));
+        change(volumeGroup, List.of("lvremove", "--yes", "--", volumeGroup + "/" + name));
     }
 
     public void replaceTags(String volumeGroup, String name, List<String> remove, List<String> add) {
@@ -136,7 +154,7 @@ public final class Lvm {
         addTags(args, add);
         args.add("--");
         args.add(volumeGroup + "/" + name);
-        change(args);
+        change(volumeGroup, args);
     }
 
     /** Stores a key/value tag as LVM spells it. */
@@ -148,24 +166,21 @@ public final class Lvm {
         return keyValues.entrySet().stream().map(e -> tag(e.getKey(), e.getValue())).toList();
     }
 
-    private String report(String selector) {
-        CommandResult result = runner.run(lvsCommand(selector));
-        if (!result.succeeded()) {
-            throw classify(result);
-        }
-        return result.stdout();
-    }
-
     private Command lvsCommand(String selector) {
         return command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units", "b", "--nosuffix",
                 "--binary", "-o", String.join(",", LvmReport.LV_FIELDS), "--", selector);
     }
 
-    private void change(List<String> args) {
-        CommandResult result = runner.run(Command.of(lvm, CHANGE_TIMEOUT, args));
+    private void change(String volumeGroup, List<String> args) {
+        CommandResult result = run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
         if (!result.succeeded()) {
             throw classify(result);
         }
+    }
+
+    /** Every lvm process of the driver starts here, within the group's bound. */
+    private CommandResult run(String volumeGroup, Command command) {
+        return limiter.run(volumeGroup, command.timeout(), () -> runner.run(command));
     }
 
     private Command command(Duration timeout, String... args) {

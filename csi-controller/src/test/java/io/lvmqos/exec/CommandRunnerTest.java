@@ -261,4 +261,42 @@ class CommandRunnerTest {
             ProcessHandle.of(pidIn(pidFile)).ifPresent(ProcessHandle::destroyForcibly);
         }
     }
+
+    @Test
+    void aChildPastItsTimeoutGetsSigtermAndTimeToExitBeforeAnySigkill() throws Exception {
+        Path marker = dir.resolve("stopped");
+        assertThrows(DriverException.DeadlineExceeded.class, () -> runner.run(sh(Duration.ofMillis(300),
+                "trap 'echo cleaned up > " + marker + "; exit 0' TERM; while :; do /bin/sleep 0.05; done")
+                .withStopGrace(GENEROUS)));
+        assertEquals("cleaned up\n", Files.readString(marker));
+    }
+
+    @Test
+    void aChildThatIgnoresSigtermIsKilledAfterItsGrace() throws Exception {
+        Path pidFile = dir.resolve("pid");
+        assertThrows(DriverException.DeadlineExceeded.class, () -> runner.run(sh(Duration.ofMillis(300),
+                "trap '' TERM; echo $$ > " + pidFile + "; while :; do /bin/sleep 0.05; done")
+                .withStopGrace(Duration.ofMillis(300))));
+        assertTrue(goneWithin(pidIn(pidFile), Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void anInterruptedCallLetsTheChildFinishOnSigtermInsteadOfKillingIt() throws Exception {
+        Path started = dir.resolve("started");
+        Path marker = dir.resolve("finished");
+        java.util.concurrent.atomic.AtomicReference<Throwable> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread caller = Thread.ofPlatform().start(() -> {
+            try {
+                runner.run(sh(GENEROUS, "trap '/bin/sleep 0.3; echo metadata written > " + marker + "; exit 0' TERM; "
+                        + "echo $$ > " + started + "; while :; do /bin/sleep 0.05; done").withStopGrace(GENEROUS));
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        });
+        pidIn(started);
+        caller.interrupt();
+        caller.join(GENEROUS.toMillis() * 2);
+        assertTrue(outcome.get() instanceof DriverException.Aborted, String.valueOf(outcome.get()));
+        assertEquals("metadata written\n", Files.readString(marker));
+    }
 }

@@ -100,7 +100,8 @@ public final class Driver {
             }
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            log.info("stopping: finishing calls in progress (at most {} s)", SHUTDOWN_GRACE.toSeconds());
+            log.info("stopping: finishing calls in progress (at most {} s, then lvm commands still running get "
+                    + "SIGTERM and time to complete)", SHUTDOWN_GRACE.toSeconds());
             try {
                 watcher.close();
             } catch (Exception e) {

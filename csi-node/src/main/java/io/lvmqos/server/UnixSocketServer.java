@@ -30,6 +30,12 @@ import jnr.posix.POSIXFactory;
 public final class UnixSocketServer implements AutoCloseable {
 
     private static final int SOCKET_UMASK = 0117;
+    /**
+     * How long calls still running at the end of the shutdown grace have to end once interrupted:
+     * an interrupted lvm change gets SIGTERM and up to 15 s to complete (CommandRunner). With the
+     * driver's 10 s grace this stays within the DaemonSet's 30 s termination grace.
+     */
+    static final Duration INTERRUPTED_CALLS_GRACE = Duration.ofSeconds(17);
 
     private final Path socket;
     private final Server server;
@@ -68,8 +74,12 @@ public final class UnixSocketServer implements AutoCloseable {
         Files.createDirectories(socket.getParent());
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        // RPCs block on lvm, mkfs and mount: virtual threads keep that cheap without a big pool
-        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        // RPCs run on platform threads, one per call in progress. On virtual threads, a JNI call
+        // (jnr's mount, umount2, open) or a process start pins the carrier, and on a one-CPU node
+        // a single umount2 stuck on a stalled device then stalls every handler, Probe included.
+        // The per-volume lock and the lvm bound end every wait at the caller's deadline, so the
+        // number of threads follows the calls in flight.
+        ExecutorService executor = Executors.newCachedThreadPool(Thread.ofPlatform().name("rpc-", 0).factory());
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)
@@ -94,7 +104,12 @@ public final class UnixSocketServer implements AutoCloseable {
         return new UnixSocketServer(socket, server, boss, workers, executor);
     }
 
-    /** Stops taking new calls and lets running ones finish, for at most {@code grace}. */
+    /**
+     * Stops taking new calls and lets running ones finish, for at most {@code grace}; then
+     * interrupts what is left and waits for it: an interrupted command is stopped with SIGTERM and
+     * its grace (lvm completes a change in progress first), never killed outright, and returning
+     * earlier would let the JVM exit under it.
+     */
     public void shutdown(Duration grace) throws InterruptedException {
         server.shutdown();
         if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -102,6 +117,7 @@ public final class UnixSocketServer implements AutoCloseable {
             server.awaitTermination(1, TimeUnit.SECONDS);
         }
         executor.shutdownNow();
+        executor.awaitTermination(INTERRUPTED_CALLS_GRACE.toMillis(), TimeUnit.MILLISECONDS);
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         try {

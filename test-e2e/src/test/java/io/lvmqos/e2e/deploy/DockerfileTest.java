@@ -124,9 +124,17 @@ class DockerfileTest {
     }
 
     @Test
+    void entrypointRunsJavaUnderAnInitThatReapsOrphans() {
+        List<String> argv = entrypointArgv(runtime().all("ENTRYPOINT").getLast());
+        assertEquals(List.of("/usr/bin/tini", "--"), argv.subList(0, 2),
+                "java as PID 1 never reaps orphaned children: the entrypoint must start with tini");
+        assertTrue(installedPackages(runtime()).contains("tini"), "the runtime must install tini");
+    }
+
+    @Test
     void entrypointRunsTheJarWithTheShippedJvmOptionsAndCdsArchive() {
         Instruction entrypoint = runtime().all("ENTRYPOINT").getLast();
-        List<String> argv = entrypointArgv(entrypoint);
+        List<String> argv = javaArgv(entrypointArgv(entrypoint));
         assertEquals("/opt/java/bin/java", argv.getFirst());
         assertTrue(argv.contains("@/opt/lvmqos/jvm.options"), argv.toString());
         assertTrue(argv.stream().anyMatch(a -> a.startsWith("-XX:SharedArchiveFile=")), argv.toString());
@@ -138,7 +146,7 @@ class DockerfileTest {
 
     @Test
     void cdsTrainingRunUsesTheEntrypointsJvmFlags() {
-        List<String> argv = entrypointArgv(runtime().all("ENTRYPOINT").getLast());
+        List<String> argv = javaArgv(entrypointArgv(runtime().all("ENTRYPOINT").getLast()));
         String run = runtime().runText();
         for (String flag : argv.subList(1, argv.size() - 2)) {
             assertTrue(run.contains(flag), "the archive is only used when the flags match; training run lacks " + flag);
@@ -153,6 +161,13 @@ class DockerfileTest {
         String overrides = NodePod.requiredFlag(NodePod.fromBase().container("lvm-config"), "--config");
         assertEquals(LvmConfigText.settings(overrides), LvmConfigText.settings(lvmConf.heredoc()),
                 "the image's standalone settings and the DaemonSet's overrides must be the same");
+    }
+
+    /** The java command line of the entrypoint, after the init that starts it. */
+    private static List<String> javaArgv(List<String> entrypoint) {
+        int java = entrypoint.indexOf("/opt/java/bin/java");
+        assertTrue(java >= 0, "the entrypoint runs no /opt/java/bin/java: " + entrypoint);
+        return entrypoint.subList(java, entrypoint.size());
     }
 
     private static List<String> entrypointArgv(Instruction entrypoint) {

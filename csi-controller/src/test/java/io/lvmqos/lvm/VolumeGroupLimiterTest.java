@@ -1,0 +1,112 @@
+package io.lvmqos.lvm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lvmqos.errors.DriverException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The bound on lvm processes per volume group, with "commands" that block on a latch and an injected deadline. */
+class VolumeGroupLimiterTest {
+
+    static final Duration HANG_GUARD = Duration.ofSeconds(20);
+    static final Duration LONGEST = Duration.ofMinutes(2);
+
+    final AtomicReference<Optional<Duration>> deadline = new AtomicReference<>(Optional.of(Duration.ofMinutes(5)));
+    final VolumeGroupLimiter limiter = new VolumeGroupLimiter(2, Duration.ofSeconds(2), () -> deadline.get());
+    final CountDownLatch finish = new CountDownLatch(1);
+    final AtomicInteger running = new AtomicInteger();
+    final List<CompletableFuture<String>> started = new ArrayList<>();
+
+    @AfterEach
+    void finishAll() {
+        finish.countDown();
+        started.forEach(CompletableFuture::join);
+    }
+
+    /** Fills {@code count} places of {@code vg} with commands that run until {@link #finish}. */
+    void occupy(String vg, int count) throws InterruptedException {
+        CountDownLatch inside = new CountDownLatch(count);
+        for (int i = 0; i < count; i++) {
+            started.add(CompletableFuture.supplyAsync(() -> limiter.run(vg, LONGEST, () -> {
+                running.incrementAndGet();
+                inside.countDown();
+                try {
+                    finish.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                running.decrementAndGet();
+                return "done";
+            }), r -> Thread.ofPlatform().daemon().start(r)));
+        }
+        inside.await();
+    }
+
+    @Test
+    void aFullGroupAnswersAbortedWhenTheDeadlineIsNear() throws Exception {
+        occupy("vg0", 2);
+        deadline.set(Optional.of(Duration.ofMillis(1500)));
+        DriverException e = assertTimeoutPreemptively(HANG_GUARD, () -> assertThrows(DriverException.Aborted.class,
+                () -> limiter.run("vg0", LONGEST, () -> "ran")));
+        assertTrue(e.getMessage().contains("volume group vg0 is busy") && e.getMessage().contains("retry"),
+                e.getMessage());
+        assertEquals(2, running.get());
+    }
+
+    @Test
+    void aCallBeyondTheBoundRunsOnceAPlaceIsFree() throws Exception {
+        occupy("vg0", 2);
+        CompletableFuture<String> queued = CompletableFuture.supplyAsync(
+                () -> limiter.run("vg0", LONGEST, () -> "ran with " + running.get() + " others"),
+                r -> Thread.ofPlatform().daemon().start(r));
+        finish.countDown();
+        assertTrue(assertTimeoutPreemptively(HANG_GUARD, () -> queued.get()).startsWith("ran"));
+    }
+
+    @Test
+    void neverMoreThanTheBoundRunAtOnce() throws Exception {
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        List<CompletableFuture<Void>> calls = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            calls.add(CompletableFuture.runAsync(() -> limiter.run("vg0", LONGEST, () -> {
+                most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                Thread.onSpinWait();
+                inside.decrementAndGet();
+                return null;
+            }), r -> Thread.ofPlatform().daemon().start(r)));
+        }
+        assertTimeoutPreemptively(HANG_GUARD, () -> CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get());
+        assertTrue(most.get() <= 2, "at most 2 at once, saw " + most.get());
+    }
+
+    @Test
+    void anotherGroupIsNotHeldUp() throws Exception {
+        occupy("vg0", 2);
+        deadline.set(Optional.of(Duration.ZERO));
+        assertEquals("ran", limiter.run("vg1", LONGEST, () -> "ran"));
+    }
+
+    @Test
+    void aFailingCommandGivesItsPlaceBack() {
+        for (int i = 0; i < 3; i++) {
+            assertThrows(IllegalStateException.class, () -> limiter.run("vg0", LONGEST, () -> {
+                throw new IllegalStateException("lvm failed");
+            }));
+        }
+        deadline.set(Optional.of(Duration.ZERO));
+        assertEquals("ran", limiter.run("vg0", LONGEST, () -> "ran"));
+    }
+}

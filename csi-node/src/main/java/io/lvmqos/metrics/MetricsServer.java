@@ -3,6 +3,7 @@ package io.lvmqos.metrics;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.mount.MountTable;
+import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.volume.VolumeCatalog;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -38,12 +39,12 @@ public final class MetricsServer implements AutoCloseable {
      * @throws IOException when the address cannot be bound (in use, or not an address of this host)
      */
     public static MetricsServer start(InetSocketAddress address, VolumeCatalog catalog, Lvm lvm, MountTable mountTable,
-                                      Path kubeletDir, PodCgroups cgroups) throws IOException {
+                                      Path kubeletDir, PodCgroups cgroups, VolumeConditions conditions) throws IOException {
         PrometheusRegistry registry = new PrometheusRegistry();
         RpcMetrics.shared().register(registry);
         PublishedVolumes published = new PublishedVolumes(mountTable, kubeletDir, DEV, new SysBlock(SYS),
                 catalog.node(), catalog.volumeGroups(), catalog::find);
-        registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles()));
+        registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles(), conditions::abnormal));
         LvmReports reports = LvmReports.of(lvm, catalog.volumeGroups());
         registry.register(new LvmCollector(reports));
         MetricsServer server = serve(address, registry);

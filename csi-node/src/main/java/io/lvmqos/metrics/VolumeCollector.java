@@ -3,6 +3,7 @@ package io.lvmqos.metrics;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.metrics.PublishedVolumes.PodVolume;
 import io.lvmqos.volume.IoLimits;
+import io.lvmqos.volume.VolumeId;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
@@ -20,6 +21,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +39,7 @@ final class VolumeCollector implements MultiCollector {
     static final String IO_OPS = "lvmqos_volume_io_operations";
     static final String PRESSURE_SOME = "lvmqos_pod_io_waiting_seconds";
     static final String PRESSURE_FULL = "lvmqos_pod_io_stalled_seconds";
+    static final String ABNORMAL = "lvmqos_volume_abnormal";
 
     private static final Logger log = LoggerFactory.getLogger(VolumeCollector.class);
     private static final int MAX_WARNED = 1000;
@@ -45,11 +48,15 @@ final class VolumeCollector implements MultiCollector {
     private final PublishedVolumes published;
     private final PodCgroups cgroups;
     private final CgroupIoFiles files;
+    private final Function<VolumeId, Optional<Boolean>> abnormal;
 
-    VolumeCollector(PublishedVolumes published, PodCgroups cgroups, CgroupIoFiles files) {
+    /** @param abnormal whether NodeGetVolumeStats last found the volume abnormal; empty if not asked yet */
+    VolumeCollector(PublishedVolumes published, PodCgroups cgroups, CgroupIoFiles files,
+                    Function<VolumeId, Optional<Boolean>> abnormal) {
         this.published = published;
         this.cgroups = cgroups;
         this.files = files;
+        this.abnormal = abnormal;
     }
 
     @Override
@@ -74,8 +81,18 @@ final class VolumeCollector implements MultiCollector {
         var stalled = CounterSnapshot.builder().name(PRESSURE_FULL)
                 .help("Time in which all of the pod's non-idle tasks were stalled on I/O (io.pressure full total)");
 
+        var conditions = GaugeSnapshot.builder().name(ABNORMAL)
+                .help("1 when the last NodeGetVolumeStats found the volume abnormal (its device gone or failing reads,"
+                        + " its filesystem read-only), 0 when healthy; absent until kubelet has asked since the start");
+        Map<VolumeId, Boolean> seen = new LinkedHashMap<>();
         Map<String, Optional<Path>> podCgroups = new LinkedHashMap<>();
         for (PodVolume volume : volumes) {
+            VolumeId id = volume.volume().id();
+            if (!seen.containsKey(id)) {
+                seen.put(id, true);
+                abnormal.apply(id).ifPresent(bad -> conditions.dataPoint(GaugeDataPointSnapshot.builder()
+                        .labels(Labels.of("volume_id", id.toString())).value(bad ? 1 : 0).build()));
+            }
             Labels labels = Labels.of("volume_id", volume.volume().id().toString(), "pod_uid", volume.podUid(),
                     "device", volume.device().toString());
             IoLimits limits = volume.volume().limits();
@@ -107,7 +124,7 @@ final class VolumeCollector implements MultiCollector {
             }
         });
         return nonEmpty(limitBytes.build(), limitOps.build(), ioBytes.build(), ioOps.build(), waiting.build(),
-                stalled.build());
+                stalled.build(), conditions.build());
     }
 
     /**

@@ -35,15 +35,23 @@ public final class VolumeStats {
     private final MountTable mountTable;
     private final Path stat;
     private final Path dd;
+    private final VolumeConditions conditions;
 
-    public VolumeStats(CommandRunner runner, MountTable mountTable) {
+    public VolumeStats(CommandRunner runner, MountTable mountTable, VolumeConditions conditions) {
         this.runner = runner;
+        this.conditions = conditions;
         this.mountTable = mountTable;
         this.stat = CommandRunner.locate("stat");
         this.dd = CommandRunner.locate("dd");
     }
 
     public Csi.NodeGetVolumeStatsResponse of(ManagedVolume volume, Path path) {
+        Csi.NodeGetVolumeStatsResponse answer = stats(volume, path);
+        conditions.record(volume.id(), answer.getVolumeCondition());
+        return answer;
+    }
+
+    private Csi.NodeGetVolumeStatsResponse stats(ManagedVolume volume, Path path) {
         if (!Files.exists(path)) {
             throw DriverException.notFound("volume path " + path + " does not exist");
         }

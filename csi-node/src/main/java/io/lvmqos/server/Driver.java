@@ -25,6 +25,7 @@ import io.lvmqos.mount.Mounter;
 import io.lvmqos.node.MountedDeviceUsers;
 import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PodLimits;
+import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
@@ -65,6 +66,7 @@ public final class Driver {
                         .filter(dm -> settings.volumeGroups().contains(dm.volumeGroup())
                                 && LvmNames.isVolumeLvName(dm.logicalVolume()))
                         .isPresent());
+        VolumeConditions conditions = new VolumeConditions();
         // the controller and the node are one process: a change of limits reaches the pods directly
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
@@ -72,7 +74,7 @@ public final class Driver {
                 new MountedDeviceUsers(mountTable), podLimits::reapply);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
-                new VolumeStats(runner, mountTable), locks);
+                new VolumeStats(runner, mountTable, conditions), locks);
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, settings.watchKubernetes()),
@@ -80,7 +82,7 @@ public final class Driver {
         // before the socket: an address that cannot be bound stops the start, loudly
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
-                        kubeletPaths.root(), podCgroups));
+                        kubeletPaths.root(), podCgroups, conditions));
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());

@@ -22,6 +22,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +48,8 @@ class VolumeCollectorTest {
     private Path sys;
     private Path cgroupRoot;
     private Path mountinfo;
+    /** What NodeGetVolumeStats last found, by volume: absent until asked. */
+    private final Map<VolumeId, Optional<Boolean>> conditionsByVolume = new HashMap<>();
 
     @BeforeEach
     void layOut() throws IOException {
@@ -92,7 +95,7 @@ class VolumeCollectorTest {
                 new SysBlock(sys), NODE, List.of("lvmqos"), id -> {
                     return id.equals(ID) ? Optional.of(known) : Optional.empty();
                 });
-        return new VolumeCollector(published, new PodCgroups(cgroupRoot), new CgroupIoFiles());
+        return new VolumeCollector(published, new PodCgroups(cgroupRoot), new CgroupIoFiles(), id -> conditionsByVolume.getOrDefault(id, Optional.empty()));
     }
 
     private static int occurrences(String text, String part) {
@@ -208,5 +211,21 @@ class VolumeCollectorTest {
             assertTrue(text.contains("lvmqos_volume_io_bytes_total" + labels(POD_A, "write") + " 6.0\n"), text);
             assertFalse(text.contains("limit") || text.contains("operations"), text);
         }
+    }
+
+    @Test
+    void aVolumeIsAbnormalAsTheLastStatsFoundItAndAbsentBeforeAnyWereAsked() throws IOException {
+        Files.writeString(mountinfo, publish(101, "253:3", POD_A, "pvc-1") + publish(102, "253:3", POD_B, "pvc-1"));
+        podCgroup(POD_A);
+        podCgroup(POD_B);
+        ManagedVolume known = volume(QosSpec.NONE);
+
+        assertFalse(scrape(known).contains("lvmqos_volume_abnormal{"), "not asked yet: no series");
+        conditionsByVolume.put(ID, Optional.of(true));
+        String text = scrape(known);
+        assertEquals(1, occurrences(text, "lvmqos_volume_abnormal{volume_id=\"" + ID + "\"} 1.0\n"),
+                "one series per volume, however many pods use it: " + text);
+        conditionsByVolume.put(ID, Optional.of(false));
+        assertTrue(scrape(known).contains("lvmqos_volume_abnormal{volume_id=\"" + ID + "\"} 0.0\n"));
     }
 }

@@ -8,6 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import csi.v1.Csi;
 import io.lvmqos.e2e.uml.GuestEnv;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -19,16 +23,18 @@ import org.junit.jupiter.api.Test;
 /**
  * A published volume whose disk starts failing every I/O (its device-mapper table swapped for
  * dm-flakey, always down): NodeGetVolumeStats reports it abnormal, although statfs and the page cache
- * still look fine, and the pod can still be torn down: unpublish and unstage succeed.
+ * still look fine, and so does the metric {@code lvmqos_volume_abnormal}; the pod can still be torn
+ * down: unpublish and unstage succeed.
  */
 public class DeviceFaultCheck {
 
+    private static final int METRICS_PORT = 9811;
     private static GuestDriver driver;
 
     @BeforeAll
     static void startDriver() throws Exception {
         GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
+        driver = GuestDriver.start("--metrics-address", "127.0.0.1:" + METRICS_PORT);
     }
 
     @AfterAll
@@ -58,6 +64,8 @@ public class DeviceFaultCheck {
         Csi.NodeGetVolumeStatsRequest stats = Csi.NodeGetVolumeStatsRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setVolumePath(target.toString()).build();
         assertFalse(node.nodeGetVolumeStats(stats).getVolumeCondition().getAbnormal(), "healthy before the fault");
+        String series = "lvmqos_volume_abnormal{volume_id=\"" + volume.getVolumeId() + "\"} ";
+        assertTrue(scrape().contains(series + "0.0"), "the metric says healthy too:\n" + scrape());
 
         String linear = ok("dmsetup", "table", dmName).strip();
         String[] table = linear.split("\\s+"); // 0 <sectors> linear <major:minor> <offset>
@@ -67,6 +75,7 @@ public class DeviceFaultCheck {
             Csi.VolumeCondition condition = node.nodeGetVolumeStats(stats).getVolumeCondition();
             assertTrue(condition.getAbnormal(), "a disk that fails every read is abnormal: " + condition);
             assertTrue(condition.getMessage().contains("reading the device"), condition.getMessage());
+            assertTrue(scrape().contains(series + "1.0"), "the metric says abnormal:\n" + scrape());
 
             node.nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
                     .setTargetPath(target.toString()).build());
@@ -80,6 +89,13 @@ public class DeviceFaultCheck {
         }
         driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).build());
+    }
+
+    private static String scrape() throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + METRICS_PORT + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        }
     }
 
     private static void swapTable(String dmName, String table) {

@@ -212,7 +212,7 @@ public final class DemoNode {
             claim.target = claim.pod.volumePath(claim.pvName);
             say("   %s (%s, uid %s)", claim.pod.name(), claim.pod.qos().display(), claim.pod.uid());
             say("      cgroup    %s", claim.pod.cgroupName());
-            say("      sandbox   pid %d in the pod's cgroup, its mount namespace made now: rslave (HostToContainer)",
+            say("      sandbox   pid %d in a container cgroup of the pod, its mount namespace made now: rslave (HostToContainer)",
                     claim.pod.sandboxPid());
             say("                sees a mount at the target before the publish: %s",
                     claim.pod.mountinfoLine(claim.target).isPresent() ? "yes" : "no");
@@ -280,7 +280,8 @@ public final class DemoNode {
     private void measure() {
         long mebibytes = options.fileMebibytes();
         say("");
-        say("3. fio --direct=1 in each pod (its cgroup and its mount namespace): %d s per run after a %d s ramp,"
+        say("3. fio --direct=1 in each pod (a container cgroup made now, below the pod's, and the pod's mount namespace):"
+                + " %d s per run after a %d s ramp,"
                 + " writes and reads in separate runs", options.runtimeSeconds(), FioJob.RAMP_SECONDS);
         for (Claim claim : claims) {
             Path file = claim.target.resolve("fio.data");

@@ -17,9 +17,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A pod as kubelet makes one, without kubelet: a cgroup where the systemd cgroup driver puts it,
- * and a sandbox process in that cgroup holding the pod's mount namespace. The namespace is a slave
- * copy of the node's (HostToContainer, rslave), made before anything is published, so a volume
- * reaches the pod only by mount propagation, as it reaches a running container.
+ * and a sandbox process (the pause container) in a container cgroup of its own below it, holding
+ * the pod's mount namespace. The namespace is a slave copy of the node's (HostToContainer,
+ * rslave), made before anything is published, so a volume reaches the pod only by mount
+ * propagation, as it reaches a running container. Every command run in the pod gets a new
+ * container cgroup, made when it starts (so after the publish), as a container started later
+ * would; no process ever runs in the pod cgroup itself, which enables the memory controller for
+ * its children as kubelet's does.
  */
 final class DemoPod implements AutoCloseable {
 
@@ -79,15 +83,23 @@ final class DemoPod implements AutoCloseable {
         for (Path slice : slices) {
             Files.writeString(slice.resolve("cgroup.subtree_control"), "+io +memory");
         }
-        // the sandbox joins the pod cgroup, then leaves the node's mount namespace: its copy of every
-        // mount is a slave of the node's, which is what HostToContainer propagation is
+        // controllers on for the containers: the kernel now refuses any process in the pod cgroup itself
+        Files.writeString(cgroup.resolve("cgroup.subtree_control"), "+memory");
+        // the sandbox joins its container cgroup, then leaves the node's mount namespace: its copy of
+        // every mount is a slave of the node's, which is what HostToContainer propagation is
         Process sandbox = new ProcessBuilder("sh", "-c", "echo $$ > \"$1\" && shift && exec \"$@\"", "pod-" + name,
-                cgroup.resolve("cgroup.procs").toString(),
+                newContainer(cgroup).resolve("cgroup.procs").toString(),
                 "unshare", "--mount", "--propagation", "slave", "sleep", "3600")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         DemoPod pod = new DemoPod(name, uid, qos, cgroup, sandbox);
         pod.awaitNamespace();
         return pod;
+    }
+
+    /** A container cgroup below the pod's, named as containerd under the systemd driver names it. */
+    private static Path newContainer(Path podCgroup) throws IOException {
+        String id = (UUID.randomUUID().toString() + UUID.randomUUID()).replace("-", "");
+        return Files.createDirectory(podCgroup.resolve("cri-containerd-" + id + ".scope"));
     }
 
     /** Until the sandbox has exec'd sleep: then its namespace is made and its propagation set. */
@@ -155,15 +167,41 @@ final class DemoPod implements AutoCloseable {
     }
 
     /**
-     * Runs a command as a process of the pod: inside its cgroup and its mount namespace. The shell
-     * joins the cgroup first and then execs nsenter, so every process fio forks is the pod's too.
+     * Runs a command as a container of the pod: in a new container cgroup below the pod's and in
+     * the pod's mount namespace. The shell joins the cgroup first and then execs nsenter, so every
+     * process fio forks is the container's too. The container cgroup is removed when it ends.
      */
     GuestCommand.Result exec(Duration timeout, List<String> command) {
+        Path container;
+        try {
+            container = newContainer(cgroup);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot make a container cgroup below " + cgroup, e);
+        }
         List<String> argv = new ArrayList<>(List.of("sh", "-c", "echo $$ > \"$1\" && shift && exec \"$@\"", "in-pod-" + name,
-                cgroup.resolve("cgroup.procs").toString(),
+                container.resolve("cgroup.procs").toString(),
                 "nsenter", "--target", Long.toString(sandbox.pid()), "--mount", "--"));
         argv.addAll(command);
-        return GuestCommand.run(timeout, argv);
+        try {
+            return GuestCommand.run(timeout, argv);
+        } finally {
+            try {
+                rmdir(container);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** An exiting process leaves its cgroup a moment after it is reaped. */
+    private static boolean rmdir(Path cgroup) throws InterruptedException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            if (GuestCommand.run("rmdir", cgroup.toString()).succeeded() || !Files.exists(cgroup)) {
+                return true;
+            }
+            Thread.sleep(20);
+        }
+        return false;
     }
 
     /** Runs a command in the pod's mount namespace but outside its cgroup, at the node's full speed. */
@@ -178,19 +216,20 @@ final class DemoPod implements AutoCloseable {
     public void close() throws InterruptedException {
         sandbox.destroyForcibly();
         sandbox.waitFor(10, TimeUnit.SECONDS);
+        List<Path> containers = new ArrayList<>();
+        try (var entries = Files.list(cgroup)) {
+            entries.filter(Files::isDirectory).forEach(containers::add);
+        } catch (IOException e) {
+            System.err.println("listing " + cgroup + ": " + e);
+        }
+        for (Path container : containers) {
+            rmdir(container);
+        }
         for (Path p = cgroup; p.getFileName().toString().endsWith(".slice"); p = p.getParent()) {
-            // an exiting process leaves its cgroup a moment after it is reaped
-            boolean removed = false;
-            for (int attempt = 0; attempt < 50 && !removed; attempt++) {
-                removed = GuestCommand.run("rmdir", p.toString()).succeeded() || !Files.exists(p);
-                if (!removed && p.equals(cgroup)) {
-                    Thread.sleep(20);
-                } else if (!removed) {
-                    break; // a sibling pod is still there
-                }
-            }
+            boolean removed = p.equals(cgroup) ? rmdir(p)
+                    : GuestCommand.run("rmdir", p.toString()).succeeded() || !Files.exists(p);
             if (!removed) {
-                break;
+                break; // a sibling pod is still there
             }
         }
     }

@@ -59,6 +59,11 @@ final class Csi2 {
         client.controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volumeId).build());
     }
 
+    /** The LV name at the end of a volume or snapshot id ({@code <prefix>/<node>/<vg>/<lv>}). */
+    static String lvName(String volumeId) {
+        return volumeId.substring(volumeId.lastIndexOf('/') + 1);
+    }
+
     static StatusRuntimeException expectCode(Status.Code code, Executable call) {
         StatusRuntimeException failure = assertThrows(StatusRuntimeException.class, call);
         assertEquals(code, failure.getStatus().getCode(), failure.getStatus().toString());

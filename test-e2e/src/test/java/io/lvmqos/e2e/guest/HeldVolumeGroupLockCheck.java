@@ -8,9 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import csi.v1.Csi;
 import io.grpc.Status;
 import io.lvmqos.e2e.uml.GuestEnv;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -25,35 +22,20 @@ import org.junit.jupiter.api.Test;
  */
 public class HeldVolumeGroupLockCheck {
 
-    private static Process holder;
+    private static HeldVolumeGroupLock lock;
     private static GuestDriver driver;
 
     @BeforeAll
     static void holdTheLockThenStart() throws Exception {
         GuestEnv.assumeInGuest();
-        Path lock = Path.of("/run/lock/lvm").resolve("V_" + GuestEnv.volumeGroup());
-        Files.createDirectories(lock.getParent());
-        // flock(1) holds the same lock lvm takes for the volume group, for as long as the check needs
-        holder = new ProcessBuilder(List.of("flock", "--exclusive", lock.toString(), "sleep", "600"))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        for (int i = 0; i < 50 && !held(lock); i++) {
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
-        assertTrue(held(lock), "flock did not take " + lock);
+        lock = HeldVolumeGroupLock.take();
         driver = GuestDriver.start();
-    }
-
-    private static boolean held(Path lock) throws Exception {
-        Process probe = new ProcessBuilder(List.of("flock", "--nonblock", "--shared", lock.toString(), "true"))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        return probe.waitFor() != 0;
     }
 
     @AfterAll
     static void release() throws Exception {
-        if (holder != null) {
-            holder.descendants().forEach(ProcessHandle::destroyForcibly);
-            holder.destroyForcibly().waitFor();
+        if (lock != null) {
+            lock.close();
         }
         if (driver != null) {
             driver.close();
@@ -70,8 +52,7 @@ public class HeldVolumeGroupLockCheck {
                 .withDeadlineAfter(5, TimeUnit.SECONDS).createVolume(request));
         assertTrue(driver.client().identity().probe(Csi.ProbeRequest.getDefaultInstance()).getReady().getValue());
 
-        holder.descendants().forEach(ProcessHandle::destroyForcibly);
-        holder.destroyForcibly().waitFor();
+        lock.close();
         Csi.Volume volume = driver.client().controller().createVolume(request).getVolume();
         driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).build());

@@ -70,7 +70,7 @@ public class KillDuringRpcCheck {
         Csi.Volume volume = killDuring("CreateVolume", "lvcreate",
                 () -> driver.client().controller().createVolume(createRequest).getVolume());
         String id = volume.getVolumeId();
-        assertEquals(List.of(lvName(id)), managedLvs(), "one LV for the volume");
+        assertEquals(List.of(Csi2.lvName(id)), managedLvs(), "one LV for the volume");
 
         Csi.Snapshot snapshot = killDuring("CreateSnapshot", "lvcreate", () -> driver.client().controller()
                 .createSnapshot(Csi.CreateSnapshotRequest.newBuilder().setName("killed-snap").setSourceVolumeId(id).build())
@@ -79,7 +79,7 @@ public class KillDuringRpcCheck {
 
         killDuring("DeleteSnapshot", "lvremove", () -> driver.client().controller().deleteSnapshot(
                 Csi.DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot.getSnapshotId()).build()));
-        assertEquals(List.of(lvName(id)), managedLvs(), "the snapshot is gone");
+        assertEquals(List.of(Csi2.lvName(id)), managedLvs(), "the snapshot is gone");
 
         killDuring("NodeStageVolume", "blkid|mkfs", () -> driver.client().node().nodeStageVolume(
                 Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
@@ -193,7 +193,7 @@ public class KillDuringRpcCheck {
     }
 
     private static String deviceOf(String volumeId) {
-        String lv = GuestEnv.volumeGroup() + "/" + lvName(volumeId);
+        String lv = GuestEnv.volumeGroup() + "/" + Csi2.lvName(volumeId);
         return ok("lvm", "lvs", "--noheadings", "-o", "lv_kernel_major,lv_kernel_minor", lv).strip().replaceAll("\\s+", ":");
     }
 
@@ -206,7 +206,4 @@ public class KillDuringRpcCheck {
                 .findFirst();
     }
 
-    private static String lvName(String volumeId) {
-        return volumeId.substring(volumeId.lastIndexOf('/') + 1);
-    }
 }

@@ -48,7 +48,7 @@ public class ResumableWipeCheck {
     void aWipeLongerThanOneCallGoesOnAcrossCallsAndARestart() throws Exception {
         Csi.CreateVolumeRequest request = create("wipe-resume", SIZE, Map.of()).build();
         Csi.Volume volume = driver.client().controller().createVolume(request).getVolume();
-        String lv = lvName(volume.getVolumeId());
+        String lv = Csi2.lvName(volume.getVolumeId());
         String device = "/dev/" + GuestEnv.volumeGroup() + "/" + lv;
         // a tenant's data: every byte 0xff
         ok("sh", "-c", "tr '\\000' '\\377' < /dev/zero | dd of=" + device + " bs=1M count=" + SIZE / MIB
@@ -85,7 +85,7 @@ public class ResumableWipeCheck {
                 .deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build()));
         assertTrue(failure.getStatus().getDescription().contains("the next DeleteVolume goes on"),
                 failure.getStatus().toString());
-        String tags = ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", GuestEnv.volumeGroup() + "/" + lvName(volume.getVolumeId()));
+        String tags = ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", GuestEnv.volumeGroup() + "/" + Csi2.lvName(volume.getVolumeId()));
         for (String tag : tags.strip().split(",")) {
             if (tag.startsWith("lvmqos.wiped=")) {
                 return Long.parseLong(tag.substring("lvmqos.wiped=".length()));
@@ -100,7 +100,4 @@ public class ResumableWipeCheck {
         assertEquals(0, same.exitCode(), "the first " + length + " bytes are zero: " + same);
     }
 
-    private static String lvName(String volumeId) {
-        return volumeId.substring(volumeId.lastIndexOf('/') + 1);
-    }
 }

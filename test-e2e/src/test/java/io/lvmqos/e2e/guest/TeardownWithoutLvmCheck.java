@@ -3,7 +3,6 @@ package io.lvmqos.e2e.guest;
 import static io.lvmqos.e2e.guest.Csi2.MIB;
 import static io.lvmqos.e2e.guest.Csi2.create;
 import static io.lvmqos.e2e.uml.GuestCommand.ok;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,7 +10,6 @@ import csi.v1.Csi;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -59,17 +57,13 @@ public class TeardownWithoutLvmCheck {
         assertTrue(Files.readString(podCgroup.resolve("io.max")).contains("wbps=4194304"));
 
         driver.restart();
-        Process holder = holdVolumeGroupLock();
-        try {
+        try (HeldVolumeGroupLock lock = HeldVolumeGroupLock.take()) {
             driver.client().node().withDeadlineAfter(20, TimeUnit.SECONDS).nodeUnpublishVolume(
                     Csi.NodeUnpublishVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
                             .setTargetPath(target.toString()).build());
             driver.client().node().withDeadlineAfter(20, TimeUnit.SECONDS).nodeUnstageVolume(
                     Csi.NodeUnstageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
                             .setStagingTargetPath(staging.toString()).build());
-        } finally {
-            holder.descendants().forEach(ProcessHandle::destroyForcibly);
-            holder.destroyForcibly().waitFor();
         }
         assertFalse(Files.readString(podCgroup.resolve("io.max")).contains("wbps=4194304"), "the limit is lifted");
         assertFalse(mounted(target) || mounted(staging), "both unmounted");
@@ -95,7 +89,7 @@ public class TeardownWithoutLvmCheck {
                 .setVolumeCapability(Csi2.block()).build());
         assertTrue(Files.readString(podCgroup.resolve("io.max")).contains("wiops=200"));
         // the device node LVM reports as the LV's path (neither name holds a '-' that dm would double)
-        String dmName = GuestEnv.volumeGroup() + "-" + lvName(volume.getVolumeId());
+        String dmName = GuestEnv.volumeGroup() + "-" + Csi2.lvName(volume.getVolumeId());
         Files.delete(Path.of("/dev/mapper").resolve(dmName));
         try {
             node.withDeadlineAfter(20, TimeUnit.SECONDS).nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
@@ -118,26 +112,9 @@ public class TeardownWithoutLvmCheck {
                 .resolve("kubepods-besteffort-pod" + uid.replace('-', '_') + ".slice"));
     }
 
-    private static Process holdVolumeGroupLock() throws Exception {
-        Path lock = Path.of("/run/lock/lvm").resolve("V_" + GuestEnv.volumeGroup());
-        Process holder = new ProcessBuilder(List.of("flock", "--exclusive", lock.toString(), "sleep", "600"))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        for (int i = 0; i < 50; i++) {
-            Process probe = new ProcessBuilder(List.of("flock", "--nonblock", "--shared", lock.toString(), "true")).start();
-            if (probe.waitFor() != 0) {
-                return holder;
-            }
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
-        throw new AssertionError("flock did not take " + lock);
-    }
-
     private static boolean mounted(Path path) throws Exception {
         return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
                 .anyMatch(line -> line.split(" ")[4].equals(path.toString()));
     }
 
-    private static String lvName(String volumeId) {
-        return volumeId.substring(volumeId.lastIndexOf('/') + 1);
-    }
 }

@@ -23,7 +23,7 @@ class FaultIT {
                 .thinPool("lvmqos", "thinpool", "1G")
                 .cgroup(CgroupMode.V2)
                 .modules("dm-flakey")
-                .timeout(Duration.ofMinutes(8));
+                .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
                 TeardownWithoutLvmCheck.class);
     }

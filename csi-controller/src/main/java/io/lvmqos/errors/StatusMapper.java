@@ -2,7 +2,11 @@ package io.lvmqos.errors;
 
 import io.grpc.Status;
 
-/** The one place where a failure becomes a gRPC status. */
+/**
+ * The one place where a failure becomes a gRPC status. Every description passes through
+ * {@link Echo#message}, so that whatever a message echoed stays one bounded line in the caller's
+ * events and in the driver's log.
+ */
 public final class StatusMapper {
 
     private StatusMapper() {
@@ -10,9 +14,9 @@ public final class StatusMapper {
 
     public static Status toStatus(Throwable failure) {
         if (failure instanceof DriverException driverFailure) {
-            return codeOf(driverFailure).toStatus().withDescription(driverFailure.getMessage());
+            return codeOf(driverFailure).toStatus().withDescription(Echo.message(String.valueOf(driverFailure.getMessage())));
         }
-        return Status.INTERNAL.withDescription("internal error: " + failure);
+        return Status.INTERNAL.withDescription(Echo.message("internal error: " + failure));
     }
 
     /** True when the failure is a bug or an unclassified OS answer, worth a stack trace in the log. */

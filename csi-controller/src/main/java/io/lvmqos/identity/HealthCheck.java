@@ -1,36 +1,46 @@
 package io.lvmqos.identity;
 
+import io.lvmqos.errors.DriverException;
 import io.lvmqos.lvm.VolumeGroup;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Whether this node's volume groups exist, checked in the background so that Probe answers at once
- * and never waits behind an LVM lock.
+ * Whether this node's volume groups exist and lvm answers, checked in the background so that Probe
+ * answers at once and never waits behind an LVM lock.
  *
  * <p>Probe's answer is what the livenessprobe sidecar turns into the container's liveness, and a
- * failed liveness restarts the container, which kills whatever lvm is running in it. So the verdict
- * means "this process serves", never "LVM is fast": it turns not-ready only when lvm has answered
- * that a volume group does not exist (a node this DaemonSet should not run on, or one whose disks
- * are gone), and stays as it was while lvm is slow or fails, which is only logged. Every RPC that
- * needs LVM is bounded by its own deadline either way.
+ * failed liveness restarts the container. So the verdict means "this process serves", never "LVM is
+ * fast": a slow lvm, or one that fails, leaves it as it was (and is logged). It turns not-ready in
+ * two cases only: lvm has answered that a volume group does not exist (a node this DaemonSet should
+ * not run on, or one whose disks are gone), or lvm has given the check no answer at all for longer
+ * than {@code unanswered} (a VG lock held for good, an lvm stuck in the kernel): a process whose
+ * every LVM call can only end by its deadline does not serve, and a verdict kept from before that
+ * would be stale. The check's own vgs does not queue behind the driver's other lvm commands
+ * ({@code Lvm#volumeGroupOutOfTurn}), so a burst of calls is not taken for a stuck lvm.
  */
 public final class HealthCheck implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HealthCheck.class);
 
+    /** How long lvm may leave the check unanswered before Probe says not ready, unless told otherwise. */
+    public static final Duration DEFAULT_UNANSWERED = Duration.ofSeconds(30);
+
     /** The last verdict: empty reason means ready. */
     public record Verdict(boolean ready, Optional<String> reason) {
     }
 
-    /** How a volume group is looked up: {@code Lvm::volumeGroup}. */
+    /** How a volume group is looked up: {@code Lvm::volumeGroupOutOfTurn}. */
     @FunctionalInterface
     public interface VolumeGroups {
         Optional<VolumeGroup> find(String name);
@@ -38,36 +48,72 @@ public final class HealthCheck implements AutoCloseable {
 
     private final VolumeGroups lookup;
     private final List<String> volumeGroups;
-    // Serving from the start: a first check stuck behind a held VG lock must not fail liveness.
+    private final Duration unanswered;
+    private final LongSupplier nanoClock;
+    // Serving from the start: a first check stuck behind a held VG lock fails only once it is overdue.
     private final AtomicReference<Verdict> verdict = new AtomicReference<>(new Verdict(true, Optional.empty()));
+    /** When the oldest check that lvm has not answered yet began; empty while lvm has answered the last one. */
+    private final AtomicReference<OptionalLong> waitingSince = new AtomicReference<>(OptionalLong.empty());
+    private final AtomicBoolean overdueLogged = new AtomicBoolean();
     private final ScheduledExecutorService scheduler =
             Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("health-check").factory());
 
-    public HealthCheck(VolumeGroups lookup, List<String> volumeGroups) {
+    public HealthCheck(VolumeGroups lookup, List<String> volumeGroups, Duration unanswered, LongSupplier nanoClock) {
+        if (unanswered.isNegative() || unanswered.isZero()) {
+            throw new IllegalArgumentException("the unanswered bound must be positive: " + unanswered);
+        }
         this.lookup = lookup;
         this.volumeGroups = List.copyOf(volumeGroups);
+        this.unanswered = unanswered;
+        this.nanoClock = nanoClock;
+    }
+
+    public HealthCheck(VolumeGroups lookup, List<String> volumeGroups, Duration unanswered) {
+        this(lookup, volumeGroups, unanswered, System::nanoTime);
     }
 
     public void start(Duration period) {
         scheduler.scheduleWithFixedDelay(this::check, 0, period.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /** Probe's answer: the last check's verdict, unless lvm has left the checks unanswered past the bound. */
     public Verdict verdict() {
+        OptionalLong since = waitingSince.get();
+        if (since.isPresent()) {
+            long waited = nanoClock.getAsLong() - since.getAsLong();
+            if (waited > unanswered.toNanos()) {
+                Verdict overdue = new Verdict(false, Optional.of("lvm has not answered for "
+                        + TimeUnit.NANOSECONDS.toSeconds(waited) + " s (vgs of " + volumeGroups + "; the bound is "
+                        + unanswered.toSeconds() + " s): is a volume group's lock held?"));
+                if (overdueLogged.compareAndSet(false, true)) {
+                    log.warn("not ready: {}", overdue.reason().orElseThrow());
+                }
+                return overdue;
+            }
+        }
         return verdict.get();
     }
 
     /** Runs one check now; public so that tests and start-up can wait for a first verdict. */
     public Verdict check() {
+        waitingSince.compareAndSet(OptionalLong.empty(), OptionalLong.of(nanoClock.getAsLong()));
         Verdict next;
         try {
             List<String> missing = volumeGroups.stream().filter(vg -> lookup.find(vg).isEmpty()).toList();
             next = missing.isEmpty()
                     ? new Verdict(true, Optional.empty())
                     : new Verdict(false, Optional.of("volume group(s) " + missing + " not found"));
+        } catch (DriverException.DeadlineExceeded e) {
+            // no answer: the clock of the oldest unanswered check keeps running
+            log.warn("health check: lvm did not answer ({}); Probe keeps its last answer for at most {} s",
+                    e.getMessage(), unanswered.toSeconds());
+            return verdict();
         } catch (RuntimeException e) {
-            log.warn("health check: lvm did not answer ({}); Probe keeps its last answer", e.getMessage());
-            return verdict.get();
+            answered();
+            log.warn("health check: lvm failed ({}); Probe keeps its last answer", e.getMessage());
+            return verdict();
         }
+        answered();
         Verdict previous = verdict.getAndSet(next);
         if (!next.equals(previous)) {
             if (next.ready()) {
@@ -77,6 +123,13 @@ public final class HealthCheck implements AutoCloseable {
             }
         }
         return next;
+    }
+
+    private void answered() {
+        waitingSince.set(OptionalLong.empty());
+        if (overdueLogged.compareAndSet(true, false)) {
+            log.info("lvm answers again");
+        }
     }
 
     @Override

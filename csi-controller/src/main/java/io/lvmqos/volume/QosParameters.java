@@ -1,6 +1,7 @@
 package io.lvmqos.volume;
 
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +40,7 @@ public final class QosParameters {
     public static QosSpec parseMutable(Map<String, String> mutable) {
         for (String key : mutable.keySet()) {
             if (!isQosKey(key)) {
-                throw DriverException.invalidArgument("mutable parameter " + key + " is not supported: the mutable "
+                throw DriverException.invalidArgument("mutable parameter " + Echo.of(key) + " is not supported: the mutable "
                         + "parameters are the QoS keys " + String.join(", ", KEYS));
             }
         }
@@ -92,7 +93,7 @@ public final class QosParameters {
             BigDecimal value = positive(key, text, "a whole number of operations per second such as 300 or 2k");
             long iops = integral(key, text, value, "I/O operations per second");
             if (iops > QosSpec.MAX_IOPS) {
-                throw DriverException.invalidArgument("parameter " + key + "=\"" + text + "\" is above the kernel's "
+                throw DriverException.invalidArgument("parameter " + Echo.of(key) + "=\"" + Echo.of(text) + "\" is above the kernel's "
                         + "largest IOPS limit, " + QosSpec.MAX_IOPS);
             }
             return (Limit) new Limit.Fixed(iops);
@@ -111,10 +112,10 @@ public final class QosParameters {
 
     private static BigDecimal positive(String key, String text, String expected) {
         BigDecimal value = Quantity.parse(text).orElseThrow(() -> DriverException.invalidArgument(
-                "parameter " + key + "=\"" + text + "\" is not valid: expected " + expected));
+                "parameter " + Echo.of(key) + "=\"" + Echo.of(text) + "\" is not valid: expected " + expected));
         if (value.signum() <= 0) {
             throw DriverException.invalidArgument(
-                    "parameter " + key + "=\"" + text + "\" must be greater than zero: expected " + expected);
+                    "parameter " + Echo.of(key) + "=\"" + Echo.of(text) + "\" must be greater than zero: expected " + expected);
         }
         return value;
     }
@@ -122,12 +123,12 @@ public final class QosParameters {
     private static long integral(String key, String text, BigDecimal value, String unit) {
         if (value.stripTrailingZeros().scale() > 0) {
             throw DriverException.invalidArgument(
-                    "parameter " + key + "=\"" + text + "\" must be a whole number of " + unit);
+                    "parameter " + Echo.of(key) + "=\"" + Echo.of(text) + "\" must be a whole number of " + unit);
         }
         try {
             return value.longValueExact();
         } catch (ArithmeticException e) {
-            throw DriverException.invalidArgument("parameter " + key + "=\"" + text + "\" is too large");
+            throw DriverException.invalidArgument("parameter " + Echo.of(key) + "=\"" + Echo.of(text) + "\" is too large");
         }
     }
 }

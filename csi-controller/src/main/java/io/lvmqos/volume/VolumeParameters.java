@@ -1,6 +1,7 @@
 package io.lvmqos.volume;
 
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,7 +52,7 @@ public record VolumeParameters(Optional<String> volumeGroup, LvmType lvmType, St
     public static VolumeParameters parse(Map<String, String> parameters) {
         for (String key : parameters.keySet()) {
             if (!key.startsWith(KUBERNETES_PREFIX) && !PLACEMENT_KEYS.contains(key) && !QosParameters.isQosKey(key)) {
-                throw DriverException.invalidArgument("unknown parameter " + key + ": accepted parameters are "
+                throw DriverException.invalidArgument("unknown parameter " + Echo.of(key) + ": accepted parameters are "
                         + String.join(", ", acceptedKeys()) + " and keys starting with " + KUBERNETES_PREFIX);
             }
         }
@@ -93,7 +94,7 @@ public record VolumeParameters(Optional<String> volumeGroup, LvmType lvmType, St
 
     private static String checkedName(String key, String name) {
         if (!LvmNames.isValidName(name)) {
-            throw DriverException.invalidArgument("parameter " + key + "=\"" + name
+            throw DriverException.invalidArgument("parameter " + Echo.of(key) + "=\"" + Echo.of(name)
                     + "\" is not a valid LVM name (letters, digits and + _ . - only, not starting with -)");
         }
         return name;

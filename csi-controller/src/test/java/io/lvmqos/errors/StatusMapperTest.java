@@ -1,6 +1,7 @@
 package io.lvmqos.errors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
@@ -73,5 +74,21 @@ class StatusMapperTest {
     @MethodSource("failures")
     void classifiedFailuresOtherThanInternalAreExpected(DriverException failure, Status.Code code) {
         assertEquals(code == Status.Code.INTERNAL, StatusMapper.isUnexpected(failure));
+    }
+
+    @Test
+    void aDescriptionIsOneLineAndBoundedWhateverTheMessageEchoed() {
+        Status status = StatusMapper.toStatus(DriverException.notFound("volume " + "z".repeat(4096) + "\nforged line"
+                + " does not exist"));
+
+        assertFalse(status.getDescription().contains("\n"), status.getDescription());
+        assertTrue(status.getDescription().length() <= Echo.MESSAGE_BYTES + 64, status.getDescription());
+    }
+
+    @Test
+    void anUnexpectedFailuresDescriptionIsOneLineToo() {
+        Status status = StatusMapper.toStatus(new IllegalStateException("a\nb"));
+
+        assertFalse(status.getDescription().contains("\n"), status.getDescription());
     }
 }

@@ -1,6 +1,7 @@
 package io.lvmqos.cgroup;
 
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import java.util.regex.Pattern;
 
 /**
@@ -23,7 +24,7 @@ public final class PodUids {
     /** @throws DriverException.InvalidArgument when the UID is not one */
     public static void require(String podUid) {
         if (!isValid(podUid)) {
-            throw DriverException.invalidArgument("pod UID '" + podUid
+            throw DriverException.invalidArgument("pod UID '" + Echo.of(String.valueOf(podUid))
                     + "' is not valid: expected 2 to 64 lowercase hex digits and dashes, e.g. a UUID");
         }
     }

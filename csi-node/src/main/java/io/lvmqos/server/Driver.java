@@ -50,7 +50,8 @@ public final class Driver {
     public static void run(DriverSettings settings) throws Exception {
         CommandRunner runner = new CommandRunner();
         Lvm lvm = Lvm.onThisHost(runner);
-        HealthCheck health = new HealthCheck(lvm::volumeGroup, settings.volumeGroups());
+        HealthCheck health = new HealthCheck(lvm::volumeGroupOutOfTurn, settings.volumeGroups(),
+                settings.probeLvmTimeout());
         VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
         KeyedLocks locks = new KeyedLocks();
         MountTable mountTable = new MountTable();

@@ -55,6 +55,23 @@ public final class Main implements Callable<Integer> {
             + " http://HOST:PORT/metrics; :PORT listens on every interface, e.g. :9808 (default: off)")
     String metricsAddress;
 
+    @Option(names = "--probe-lvm-timeout", paramLabel = "SECONDS", defaultValue = "30", description = "Probe answers"
+            + " not ready once lvm has left the background health check's vgs unanswered for this many seconds (a"
+            + " volume group lock held for good, an lvm stuck in the kernel); a slower lvm leaves Probe ready"
+            + " (default: ${DEFAULT-VALUE})")
+    int probeLvmTimeoutSeconds;
+
+    @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "info", converter = Logging.LevelConverter.class,
+            description = "the driver's own log level: error, warn, info, debug or trace (default: ${DEFAULT-VALUE});"
+                    + " gRPC's and Netty's loggers stay at info whatever it is, so requests and their secrets are"
+                    + " never dumped")
+    Logging.Level logLevel;
+
+    @Option(names = "--log-wire", description = "also log gRPC's and Netty's debug output, which holds every"
+            + " request in hex and so the secrets of CreateVolume, NodeStageVolume and other calls; for debugging"
+            + " the transport on a test node only (a warning is logged at start)")
+    boolean logWire;
+
     public static void main(String[] args) {
         CommandLine commandLine = new CommandLine(new Main());
         commandLine.setParameterExceptionHandler((failure, arguments) -> {
@@ -66,6 +83,11 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // before the first logger is made, which fixes its level
+        Logging.configure(logLevel, logWire);
+        if (logWire) {
+            org.slf4j.LoggerFactory.getLogger(Main.class).warn(Logging.wireWarning());
+        }
         DriverSettings settings = settings();
         Driver.run(settings);
         return 0;
@@ -113,8 +135,13 @@ public final class Main implements Callable<Integer> {
                     .orElseThrow(() -> new CommandLine.ParameterException(new CommandLine(this), "--wipe-bps " + wipeBps
                             + " is not valid: expected bytes per second of at least 1Mi, such as 200Mi"));
         }
+        if (probeLvmTimeoutSeconds < 1) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--probe-lvm-timeout "
+                    + probeLvmTimeoutSeconds + " is not valid: expected a whole number of seconds of at least 1");
+        }
         return new DriverSettings(socket, nodeId, driverName, groups, kubeletDir.normalize(), cgroupRoot.normalize(),
-                watchKubernetes, BuildVersion.version(), metrics, wipeRate);
+                watchKubernetes, BuildVersion.version(), metrics, wipeRate,
+                java.time.Duration.ofSeconds(probeLvmTimeoutSeconds));
     }
 
     /** The version Maven put into the jar. */

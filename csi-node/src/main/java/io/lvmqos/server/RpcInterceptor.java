@@ -9,6 +9,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.lvmqos.errors.Echo;
 import io.lvmqos.errors.StatusMapper;
 import io.lvmqos.metrics.RpcMetrics;
 import java.util.List;
@@ -20,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * The gRPC edge: turns whatever a service throws into a status (through {@link StatusMapper},
  * the one place that knows the mapping) and logs one line per call with the method, the volume
  * or snapshot it concerns, the duration and the status. Only id fields are logged, so fields
- * marked csi_secret never reach the log. Probe is logged at debug: the livenessprobe calls it
+ * marked csi_secret never reach the log; the id is echoed through {@link Echo}, so a name with a
+ * newline stays on its line and a 4 KiB id is cut. Probe is logged at debug: the livenessprobe calls it
  * every few seconds.
  */
 final class RpcInterceptor implements ServerInterceptor {
@@ -42,7 +44,7 @@ final class RpcInterceptor implements ServerInterceptor {
                 long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
                 String line = "{} {} {} ms {}{}";
                 Object[] args = {method, record.subject, millis, status.getCode(),
-                        status.isOk() ? "" : ": " + status.getDescription()};
+                        status.isOk() ? "" : ": " + Echo.message(String.valueOf(status.getDescription()))};
                 if ("Probe".equals(method) && status.isOk()) {
                     log.debug(line, args);
                 } else if (status.getCode() == Status.Code.INTERNAL) {
@@ -88,7 +90,7 @@ final class RpcInterceptor implements ServerInterceptor {
             if (field != null && field.getJavaType() == FieldDescriptor.JavaType.STRING && !field.isRepeated()) {
                 String value = (String) proto.getField(field);
                 if (!value.isEmpty()) {
-                    return value;
+                    return Echo.of(value);
                 }
             }
         }

@@ -106,7 +106,8 @@ class OperatorGuideTest {
         Set<String> driverFlags = new TreeSet<>();
         new picocli.CommandLine(new io.lvmqos.server.Main()).getCommandSpec().options()
                 .forEach(option -> driverFlags.addAll(List.of(option.names())));
-        for (String flag : List.of("--volume-group", "--kubelet-dir")) {
+        for (String flag : List.of("--volume-group", "--kubelet-dir", "--log-level", "--log-wire",
+                "--probe-lvm-timeout")) {
             assertTrue(guide.contains("`" + flag + "`"), flag + " should be explained in the guide");
             assertTrue(driverFlags.contains(flag), flag);
         }

@@ -71,6 +71,13 @@ class PluginCommandLineTest {
     }
 
     @Test
+    void pluginNeverLogsTheWire() {
+        Set<String> given = Set.copyOf(NodePod.flagNames(pod.plugin()));
+        assertFalse(given.contains("--log-wire"), "--log-wire logs every request in hex, secrets included");
+        assertTrue(given.contains("--log-level"), "--log-level should be explicit, so an overlay sees what to change");
+    }
+
+    @Test
     void pluginRunsTheImagesEntrypointWithTheShippedJvmOptions() {
         assertFalse(pod.plugin().get("command").present(),
                 "the image's ENTRYPOINT runs java with deploy/jvm.options and the CDS archive; a command here"

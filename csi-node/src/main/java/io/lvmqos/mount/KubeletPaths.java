@@ -2,15 +2,11 @@ package io.lvmqos.mount;
 
 import io.lvmqos.errors.DriverException;
 import java.io.IOException;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -39,11 +35,11 @@ import java.util.Optional;
  *     own), or, for block volumes, {@code plugins/kubernetes.io/csi/volumeDevices/publish/<pv>/<pod uid>}.</li>
  * </ul>
  *
- * <p>The check and the later mkdir, mount or delete are separate system calls; {@link Mounter}
- * closes that gap for mounts by mounting through an O_PATH descriptor. For creation and removal
- * the operations themselves never follow a final symlink (mkdir and unlink do not; files are
- * created with O_NOFOLLOW), and the kubelet directory is writable only by root, so no pod can
- * swap a parent directory in between.
+ * <p>The check reads names; a component can be swapped for a symlink right after it. So nothing
+ * is done by name: creation, removal, mounts and unmounts go through {@link Beneath}, which walks
+ * the path again one component at a time from a descriptor of the kubelet directory and refuses
+ * a symlink wherever it meets one, and {@link Mounter} checks after a mount that the path still
+ * leads to it.
  */
 public final class KubeletPaths {
 
@@ -52,6 +48,7 @@ public final class KubeletPaths {
     private final Path root;
     private final Path realRoot;
     private final Optional<String> driverName;
+    private final Beneath beneath;
 
     /** Paths of any CSI driver's layout: for tools that handle paths, not volumes of one driver. */
     public KubeletPaths(Path kubeletDir) {
@@ -74,6 +71,7 @@ public final class KubeletPaths {
         } catch (IOException e) {
             throw DriverException.failedPrecondition("kubelet directory " + kubeletDir + " is not usable: " + e);
         }
+        this.beneath = new Beneath(NativeLibC.libc(), NativeLibC.lastError(), realRoot);
     }
 
     public Path root() {
@@ -186,25 +184,13 @@ public final class KubeletPaths {
     }
 
     /**
-     * Creates the directory and any missing parents (mode 0750), one level at a time so that
-     * nothing is created through a symlink; an existing directory is fine.
+     * Creates the directory and any missing parents (mode 0750), one level at a time with
+     * mkdirat(2) relative to the directory above, so that nothing is created through a symlink,
+     * even one swapped in after the check; an existing directory is fine.
      */
     public Path createDirectory(Path requested) {
         Path checked = check(requested);
-        Path current = realRoot;
-        for (Path name : realRoot.relativize(checked)) {
-            current = current.resolve(name);
-            try {
-                Files.createDirectory(current, PosixFilePermissions.asFileAttribute(
-                        PosixFilePermissions.fromString("rwxr-x---")));
-            } catch (FileAlreadyExistsException e) {
-                if (!Files.isDirectory(current, LinkOption.NOFOLLOW_LINKS)) {
-                    throw DriverException.failedPrecondition(current + " exists and is not a directory");
-                }
-            } catch (IOException e) {
-                throw DriverException.internal("cannot create directory " + current + ": " + e, e);
-            }
-        }
+        beneath.createDirectories(checked);
         return checked;
     }
 
@@ -214,36 +200,27 @@ public final class KubeletPaths {
      */
     public Path createFile(Path requested) {
         Path checked = check(requested);
-        try {
-            Files.newByteChannel(checked, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS).close();
-        } catch (FileAlreadyExistsException e) {
-            if (!Files.isRegularFile(checked, LinkOption.NOFOLLOW_LINKS)) {
-                throw DriverException.failedPrecondition(checked + " exists and is not a regular file");
-            }
-        } catch (NoSuchFileException e) {
-            throw DriverException.notFound("the parent directory of " + checked + " does not exist");
-        } catch (IOException e) {
-            throw DriverException.internal("cannot create file " + checked + ": " + e, e);
-        }
+        beneath.createFile(checked);
         return checked;
     }
 
     /**
-     * Removes an empty directory or a file; a symlink on the path is refused like everywhere else,
-     * never followed. Returns false when nothing was there. A mount point cannot be removed
-     * (EBUSY), so unmount first.
+     * Removes an empty directory or a file with unlinkat(2) relative to its parent's descriptor;
+     * a symlink on the path is refused like everywhere else, never followed. Returns false when
+     * nothing was there. A mount point cannot be removed (EBUSY), so unmount first.
      */
     public boolean remove(Path requested) {
-        Path checked = check(requested);
-        try {
-            return Files.deleteIfExists(checked);
-        } catch (DirectoryNotEmptyException e) {
-            throw DriverException.failedPrecondition("cannot remove " + checked
-                    + ": the directory is not empty (is a volume still mounted there, or were files written"
-                    + " into the unmounted directory?)");
-        } catch (IOException e) {
-            throw DriverException.failedPrecondition("cannot remove " + checked + ": " + e);
-        }
+        return beneath.remove(check(requested));
+    }
+
+    /** The kubelet directory as descriptors: for mounting and unmounting through them ({@link Mounter}). */
+    public Beneath beneath() {
+        return beneath;
+    }
+
+    /** Whether {@code path} (checked, under the real kubelet directory) is a staging path of this driver's layout. */
+    public boolean isStagingPath(Path path) {
+        return path.isAbsolute() && path.normalize().equals(path) && path.startsWith(realRoot)
+                && !path.equals(realRoot) && isStaging(realRoot.relativize(path));
     }
 }

@@ -1,5 +1,7 @@
 package io.lvmqos.mount;
 
+import jnr.ffi.annotations.In;
+
 /**
  * The few libc calls the mount boundary makes, bound with jnr-ffi. Every one sets errno on
  * failure; jnr-ffi saves it right after the call (its default), read through
@@ -15,6 +17,19 @@ public interface LibC {
 
     /** open(2) without a mode: only used with O_PATH, which never creates. */
     int open(String path, int flags);
+
+    /** openat(2); {@code mode} matters only with O_CREAT. */
+    int openat(int dirFd, String path, int flags, int mode);
+
+    int mkdirat(int dirFd, String path, int mode);
+
+    int unlinkat(int dirFd, String path, int flags);
+
+    /**
+     * syscall(2), for openat2(2), which glibc 2.36 does not wrap: {@code how} is struct open_how
+     * (flags, mode, resolve: three 64-bit fields) and {@code size} its size, 24.
+     */
+    long syscall(long number, int dirFd, String path, @In long[] how, long size);
 
     int close(int fd);
 }

@@ -13,8 +13,6 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import jnr.constants.platform.Errno;
 import jnr.constants.platform.OpenFlags;
-import jnr.ffi.LibraryLoader;
-import jnr.ffi.Runtime;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,9 +24,14 @@ import org.slf4j.LoggerFactory;
  * file's real path read back from /proc/self/fd and compared with the path asked for, and the
  * mount made onto /proc/self/fd/N. A symlink anywhere in the path makes the real path differ and
  * the call fail, and swapping a component after the check cannot redirect the mount, because it
- * lands on the inode that was checked (the technique runc uses). Unmount goes by path with
- * UMOUNT_NOFOLLOW (an O_PATH descriptor would itself keep the mount busy); callers check the path
- * with {@link KubeletPaths} first.
+ * lands on the inode that was checked (the technique runc uses).
+ *
+ * <p>Paths under the kubelet directory go through the methods that take a {@link Beneath}: the
+ * target is reached one component at a time from a descriptor of the kubelet directory, the mount
+ * is made onto that descriptor and checked afterwards (a target moved meanwhile is unmounted again
+ * and the call fails), and an unmount is given the pinned parent's descriptor and the last name,
+ * then checked to have removed the mount that was meant. An O_PATH descriptor of the mount itself
+ * would keep it busy, so the unmount goes through the parent's.
  *
  * <p>Never MNT_DETACH or MNT_FORCE: a lazy unmount of a busy volume would report success while a
  * process still writes to it, and the LV underneath could then be deleted.
@@ -64,14 +67,7 @@ public final class Mounter {
 
     /** Binds libc; fails at start-up rather than on the first publish. */
     public static Mounter create(MountTable mountTable) {
-        LibC libc;
-        try {
-            libc = LibraryLoader.create(LibC.class).failImmediately().load("c");
-        } catch (LinkageError | RuntimeException e) {
-            throw DriverException.internal("cannot bind mount(2) and umount2(2) from libc through jnr-ffi: " + e, e);
-        }
-        Runtime runtime = Runtime.getRuntime(libc);
-        return new Mounter(libc, runtime::getLastError, mountTable, new ProcessScanner(Path.of("/proc")));
+        return new Mounter(NativeLibC.libc(), NativeLibC.lastError(), mountTable, new ProcessScanner(Path.of("/proc")));
     }
 
     public static Mounter create() {
@@ -175,6 +171,210 @@ public final class Mounter {
         throw failure("unmounting " + target, errno);
     }
 
+    /**
+     * {@link #mount(Path, Path, FsType, MountOptions)} onto a path under {@code under}'s directory,
+     * reached one component at a time and checked again after the mount (see {@link #mountOnto}).
+     */
+    public void mount(Path device, Beneath under, Path target, FsType type, MountOptions options) {
+        String fsType = type.kernelName();
+        Set<MountFlag> flags = options.flags();
+        String data = options.dataString().orElse("");
+        if (flags.contains(MountFlag.BIND) || flags.contains(MountFlag.REMOUNT) || flags.contains(MountFlag.MOVE)) {
+            throw DriverException.invalidArgument("mount() makes new mounts only; use bindMount for " + flags);
+        }
+        mountOnto(under, target, onto -> libc.mount(device.toString(), onto, fsType, MountFlag.bits(flags),
+                        data.isEmpty() ? null : data),
+                () -> "mounting " + fsType + " " + device + " on " + target
+                        + (data.isEmpty() ? "" : " with options " + data), pinned -> { });
+        log.debug("mounted {} {} on {} flags {} data '{}'", fsType, device, target, flags, data);
+    }
+
+    /**
+     * {@link #bindMount(Path, Path, boolean)} onto a path under {@code under}'s directory, reached
+     * one component at a time and checked again after the mount (see {@link #mountOnto}).
+     */
+    public void bindMount(Path source, Beneath under, Path target, boolean readOnly) {
+        requireCanonical(source, "bind source");
+        try (PathHandle from = open(source, "bind source")) {
+            mountOnto(under, target, onto -> libc.mount(from.procPath(), onto, null, MountFlag.BIND.bit(), null),
+                    () -> "bind-mounting " + source + " on " + target,
+                    pinned -> {
+                        if (readOnly) {
+                            remountReadOnly(under, target);
+                        }
+                    });
+        }
+    }
+
+    private void remountReadOnly(Beneath under, Path target) {
+        MountEntry bound = mountTable.at(target).orElseThrow(() -> DriverException.internal(
+                "the bind mount on " + target + " is not in the mount table right after mount(2) succeeded"));
+        EnumSet<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
+        for (MountFlag flag : PER_MOUNT) {
+            if (bound.options().contains(optionName(flag))) {
+                flags.add(flag);
+            }
+        }
+        // opened after the bind, so that the descriptor is the new mount's root
+        try (Beneath.Parent parent = under.parent(target);
+             Beneath.Fd mounted = under.open(parent, target).orElseThrow(() -> changed("mounted on", target,
+                     Optional.empty()))) {
+            call(libc.mount(null, mounted.procPath(), null, MountFlag.bits(flags), null),
+                    () -> "remounting the bind mount on " + target + " read-only");
+        }
+        if (!mountTable.at(target).map(MountEntry::readOnly).orElse(false)) {
+            throw DriverException.internal("the bind mount on " + target + " is still writable after a read-only"
+                    + " remount");
+        }
+    }
+
+    /** A mount(2) call given the path that names the target ({@code /proc/self/fd/N}). */
+    private interface MountCall {
+        int onto(String target);
+    }
+
+    /** What follows a mount that was checked; if it throws, the mount is undone. */
+    private interface AfterMount {
+        void run(Beneath.Fd pinned);
+    }
+
+    /**
+     * Mounts onto {@code target} through an O_PATH descriptor of it, reached from the kubelet
+     * directory one component at a time, so the mount lands on the inode that was checked even if
+     * a component is swapped for a symlink meanwhile. Then checks that the path still leads there:
+     * the pinned directory is still at {@code target}, and walking the path again from the top
+     * reaches a mount made on the pinned directory's mount at {@code target}. If not, the target
+     * changed under the call: the mount is undone through the same descriptor and the call fails
+     * with FAILED_PRECONDITION, leaving nothing mounted wherever the directory went.
+     */
+    private void mountOnto(Beneath under, Path target, MountCall mount, Supplier<String> what, AfterMount then) {
+        requireCanonical(target, "mount target");
+        try (Beneath.Parent parent = under.parent(target);
+             Beneath.Fd pinned = under.open(parent, target).orElseThrow(() -> DriverException.notFound(
+                     "mount target " + target + " does not exist"))) {
+            int below = pinned.mountId();
+            call(mount.onto(pinned.procPath()), what);
+            try {
+                requireMountedAt(under, target, pinned, below);
+                then.run(pinned);
+            } catch (RuntimeException e) {
+                undoOnto(pinned, target, e);
+                throw e;
+            }
+        }
+    }
+
+    private void requireMountedAt(Beneath under, Path target, Beneath.Fd pinned, int below) {
+        Optional<Path> now = pinned.currentPath();
+        if (now.isEmpty() || !now.get().equals(target)) {
+            throw changed("mounted on", target, now);
+        }
+        int top;
+        try (Beneath.Parent again = under.parent(target);
+             Beneath.Fd reached = under.open(again, target).orElseThrow(() -> changed("mounted on", target,
+                     Optional.empty()))) {
+            top = reached.mountId();
+        } catch (DriverException.InvalidArgument | DriverException.NotFound e) {
+            throw changed("mounted on", target, pinned.currentPath());
+        }
+        Optional<MountEntry> made = mountTable.read().stream().filter(m -> m.mountId() == top).findFirst();
+        if (top == below || made.isEmpty() || made.get().parentId() != below
+                || !made.get().mountPoint().equals(target)) {
+            throw changed("mounted on", target, pinned.currentPath());
+        }
+    }
+
+    /**
+     * Undoes a mount made onto a pinned descriptor. umount2 follows the magic link
+     * /proc/self/fd/N to the pinned directory and takes the mount on top of it: the one just made,
+     * wherever a rename has moved the directory. No user symlink is followed on the way.
+     */
+    private void undoOnto(Beneath.Fd pinned, Path target, RuntimeException cause) {
+        if (libc.umount2(pinned.procPath(), 0) != 0) {
+            int errno = lastError.getAsInt();
+            cause.addSuppressed(failure("undoing the mount made on " + target, errno));
+            log.error("a mount made on {} (the directory is now at {}) could not be undone: {}", target,
+                    pinned.currentPath().map(Path::toString).orElse("a removed directory"), describe(errno));
+        }
+    }
+
+    private static DriverException changed(String doing, Path target, Optional<Path> now) {
+        return DriverException.failedPrecondition("path " + target + " changed while it was being " + doing
+                + ": the directory checked is now "
+                + now.map(p -> "at " + p).orElse("gone from it")
+                + " (was a directory on the path swapped for a symlink or renamed?); the mount was undone,"
+                + " nothing is left mounted; retry once the path is a plain directory again");
+    }
+
+    /**
+     * {@link #unmount(Path)} of a path under {@code under}'s directory, through descriptors: the
+     * target's parent is reached one component at a time and pinned, the mount on the target's
+     * name is identified by its mount id, and umount2 is given /proc/self/fd/P/name (the parent's
+     * descriptor and the last name, UMOUNT_NOFOLLOW), so that no swapped component can redirect it
+     * outside. Afterwards the mount meant must be gone from the mount table.
+     */
+    public UnmountOutcome unmount(Beneath under, Path target) {
+        requireCanonical(target, "unmount target");
+        Beneath.Parent parent;
+        try {
+            parent = under.parent(target);
+        } catch (DriverException.NotFound gone) {
+            return UnmountOutcome.NO_SUCH_PATH;
+        }
+        try (parent) {
+            int meant;
+            // closed before umount2: an open descriptor on the mount would keep it busy
+            try (Beneath.Fd top = under.open(parent, target).orElse(null)) {
+                if (top == null) {
+                    return UnmountOutcome.NO_SUCH_PATH;
+                }
+                meant = top.mountId();
+            }
+            if (meant == parent.dir().mountId()) {
+                return UnmountOutcome.NOT_A_MOUNT_POINT;
+            }
+            Optional<MountEntry> entry = find(mountTable.read(), meant);
+            if (entry.isEmpty() || !entry.get().mountPoint().equals(target)) {
+                throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
+                        + " the mount found there (id " + meant + ") is "
+                        + entry.map(e -> "now at " + e.mountPoint()).orElse("gone")
+                        + "; nothing was unmounted; retry once the path is a plain directory again");
+            }
+            if (libc.umount2(parent.procPath(), UMOUNT_NOFOLLOW) != 0) {
+                int errno = lastError.getAsInt();
+                boolean stillThere = find(mountTable.read(), meant).isPresent();
+                if ((errno == Errno.EINVAL.intValue() || errno == Errno.ENOENT.intValue()) && stillThere) {
+                    throw DriverException.failedPrecondition("path " + target + " changed while it was being"
+                            + " unmounted (its last name no longer leads to mount " + meant + "); nothing was"
+                            + " unmounted; retry once the path is a plain directory again");
+                }
+                if (errno == Errno.EINVAL.intValue()) {
+                    return UnmountOutcome.NOT_A_MOUNT_POINT;
+                }
+                if (errno == Errno.ENOENT.intValue()) {
+                    return UnmountOutcome.NO_SUCH_PATH;
+                }
+                if (errno == Errno.EBUSY.intValue()) {
+                    throw DriverException.failedPrecondition("cannot unmount " + target + ": it is busy; "
+                            + describeHolders(target));
+                }
+                throw failure("unmounting " + target, errno);
+            }
+            Optional<MountEntry> left = find(mountTable.read(), meant);
+            if (left.isPresent()) {
+                throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
+                        + " another mount took the place of mount " + meant + " (now at " + left.get().mountPoint()
+                        + ") and was unmounted instead; retry once the path is a plain directory again");
+            }
+            log.debug("unmounted {} (mount {})", target, meant);
+            return UnmountOutcome.UNMOUNTED;
+        }
+    }
+
+    private static Optional<MountEntry> find(java.util.List<MountEntry> mounts, int mountId) {
+        return mounts.stream().filter(m -> m.mountId() == mountId).findFirst();
+    }
+
     private String describeHolders(Path target) {
         StringBuilder why = new StringBuilder();
         var below = mountTable.mountsBelow(target);
@@ -256,7 +456,7 @@ public final class Mounter {
         }
     }
 
-    private static DriverException failure(String what, int errno) {
+    static DriverException failure(String what, int errno) {
         String message = what + " failed: " + describe(errno);
         if (errno == Errno.EPERM.intValue() || errno == Errno.EACCES.intValue()) {
             return DriverException.failedPrecondition(message

@@ -98,13 +98,20 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private void stage(ManagedVolume volume, Path staging, Csi.VolumeCapability capability) {
         Path device = volume.devicePath();
         DeviceNumber number = DeviceNumber.of(device);
-        Optional<MountEntry> mounted = mountTable.at(staging);
+        List<MountEntry> mounts = mountTable.read();
+        Optional<MountEntry> mounted = MountTable.topAt(mounts, staging);
         if (mounted.isPresent()) {
             if (mounted.get().device().equals(number)) {
                 return; // staged already: a retry
             }
             throw DriverException.alreadyExists("staging path " + staging + " is already mounted from "
                     + mounted.get().source() + " (" + mounted.get().device() + "), not from " + device);
+        }
+        Optional<Path> elsewhere = StagedElsewhere.find(mounts, number, staging, paths::isStagingPath);
+        if (elsewhere.isPresent()) {
+            throw DriverException.failedPrecondition("volume " + volume.id() + " is already staged at "
+                    + elsewhere.get() + "; a volume is staged at one path per node: unstage it there first, or"
+                    + " stage at that path");
         }
         FsType wanted = FsType.fromCsi(capability.getMount().getFsType());
         FsType type = switch (probe.probe(device)) {
@@ -124,7 +131,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             options = options.withData("nouuid");
         }
         paths.createDirectory(staging);
-        mounter.mount(device, staging, type, options);
+        mounter.mount(device, paths.beneath(), staging, type, options);
         if (volume.hasSource()) {
             // restored or cloned larger than its source: the filesystem still has the source's size
             filesystems.grow(device, staging, type);
@@ -154,7 +161,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
         Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
-            mounter.unmount(staging);
+            mounter.unmount(paths.beneath(), staging);
         }
         reply.onNext(Csi.NodeUnstageVolumeResponse.getDefaultInstance());
         reply.onCompleted();
@@ -216,7 +223,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     paths.createDirectory(target);
                     source = staging;
                 }
-                mounter.bindMount(source, target, readOnly);
+                mounter.bindMount(source, paths.beneath(), target, readOnly);
             }
             try {
                 limitPod(volume, request, target, number);
@@ -280,7 +287,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     private void undoPublish(Path target) {
         try {
-            mounter.unmount(target);
+            mounter.unmount(paths.beneath(), target);
             paths.remove(target);
         } catch (RuntimeException cleanupFailure) {
             log.warn("could not undo the publish at {}: {}", target, cleanupFailure.getMessage());
@@ -297,7 +304,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             // What was published there comes from the mount table and the target alone: no lvm and no
             // look-up in /dev, so that a pod can be torn down while LVM hangs or the LV's device is gone.
             Optional<PublishedDevice> published = publishedAt(target);
-            mounter.unmount(target);
+            mounter.unmount(paths.beneath(), target);
             paths.remove(target);
             Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
             if (pod.isPresent() && published.isPresent()

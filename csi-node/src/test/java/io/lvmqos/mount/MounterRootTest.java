@@ -131,6 +131,26 @@ class MounterRootTest {
             public int close(int fd) {
                 return real.close(fd);
             }
+
+            @Override
+            public int openat(int dirFd, String path, int flags, int mode) {
+                return real.openat(dirFd, path, flags, mode);
+            }
+
+            @Override
+            public int mkdirat(int dirFd, String path, int mode) {
+                return real.mkdirat(dirFd, path, mode);
+            }
+
+            @Override
+            public int unlinkat(int dirFd, String path, int flags) {
+                return real.unlinkat(dirFd, path, flags);
+            }
+
+            @Override
+            public long syscall(long number, int dirFd, String path, long[] how, long size) {
+                return real.syscall(number, dirFd, path, how, size);
+            }
         };
         Mounter mounter = new Mounter(remountFails,
                 () -> injected.get() != 0 ? injected.get() : jnr.ffi.Runtime.getRuntime(real).getLastError(),

@@ -1,0 +1,350 @@
+package io.lvmqos.mount;
+
+import io.lvmqos.errors.DriverException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.IntSupplier;
+import jnr.constants.platform.Errno;
+
+/**
+ * Paths under one directory (the kubelet directory), resolved one component at a time from a
+ * descriptor opened on that directory, never by name from "/". Each component is opened with
+ * openat2(2) and RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS, relative to the
+ * descriptor of the one before it; on a kernel without openat2 (before 5.6: ENOSYS), with
+ * openat(2) and O_NOFOLLOW, which for a single name refuses the same things. A symlink anywhere
+ * below the directory, or a component swapped for one after any earlier check, ends the walk with
+ * INVALID_ARGUMENT, so whatever is then created, mounted on, unmounted or removed is reached through
+ * descriptors of directories that were inside the kubelet directory when they were opened.
+ */
+public final class Beneath {
+
+    static final long SYS_OPENAT2 = 437; // x86_64
+    static final int O_WRONLY = 01;
+    static final int O_CREAT = 0100;
+    static final int O_EXCL = 0200;
+    static final int O_DIRECTORY = 0200000;
+    static final int O_NOFOLLOW = 0400000;
+    static final int O_CLOEXEC = 02000000;
+    static final int O_PATH = 010000000;
+    static final int AT_REMOVEDIR = 0x200;
+    static final long RESOLVE_NO_MAGICLINKS = 0x02;
+    static final long RESOLVE_NO_SYMLINKS = 0x04;
+    static final long RESOLVE_BENEATH = 0x08;
+    private static final int S_IFMT = 0170000;
+    static final int S_IFDIR = 0040000;
+    static final int S_IFREG = 0100000;
+    static final int S_IFLNK = 0120000;
+
+    private final LibC libc;
+    private final IntSupplier lastError;
+    private final Path root;
+    private volatile boolean noOpenat2;
+
+    Beneath(LibC libc, IntSupplier lastError, Path root) {
+        this.libc = libc;
+        this.lastError = lastError;
+        this.root = root;
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** An open descriptor; O_PATH ones pin an inode without granting access to it. */
+    public final class Fd implements AutoCloseable {
+        private final int fd;
+
+        private Fd(int fd) {
+            this.fd = fd;
+        }
+
+        int number() {
+            return fd;
+        }
+
+        /** The magic link that names this descriptor's file to system calls that take a path. */
+        public String procPath() {
+            return "/proc/self/fd/" + fd;
+        }
+
+        /** Where the file is now, as the kernel names it; empty if it was removed. */
+        public Optional<Path> currentPath() {
+            try {
+                String now = Files.readSymbolicLink(Path.of(procPath())).toString();
+                return now.endsWith(" (deleted)") ? Optional.empty() : Optional.of(Path.of(now));
+            } catch (IOException e) {
+                throw DriverException.internal("cannot read where descriptor " + fd + " points: " + e, e);
+            }
+        }
+
+        /** The id of the mount this descriptor is on, as /proc/self/mountinfo numbers mounts. */
+        public int mountId() {
+            try {
+                return parseMountId(Files.readString(Path.of("/proc/self/fdinfo/" + fd), StandardCharsets.US_ASCII));
+            } catch (IOException e) {
+                throw DriverException.internal("cannot read the mount id of descriptor " + fd + ": " + e, e);
+            }
+        }
+
+        /** The file type bits (S_IFMT) of what the descriptor is open on, a symlink included. */
+        public int type() {
+            try {
+                return (Integer) Files.getAttribute(Path.of(procPath()), "unix:mode") & S_IFMT;
+            } catch (IOException e) {
+                throw DriverException.internal("cannot stat descriptor " + fd + ": " + e, e);
+            }
+        }
+
+        @Override
+        public void close() {
+            libc.close(fd);
+        }
+    }
+
+    /** The directory a path's last name is in, opened, and that name. */
+    public record Parent(Fd dir, String name) implements AutoCloseable {
+        /** The name through the pinned directory, for calls that take a path: only the last name is looked up. */
+        public String procPath() {
+            return dir.procPath() + "/" + name;
+        }
+
+        @Override
+        public void close() {
+            dir.close();
+        }
+    }
+
+    /** The relative names of {@code path}, which must be strictly below the root and normalized. */
+    List<String> names(Path path) {
+        if (!path.isAbsolute() || !path.normalize().equals(path) || !path.startsWith(root) || path.equals(root)) {
+            throw DriverException.invalidArgument("path " + path + " is not a normalized path below " + root);
+        }
+        return components(root.relativize(path));
+    }
+
+    static List<String> components(Path relative) {
+        List<String> names = new ArrayList<>();
+        for (Path name : relative) {
+            String s = name.toString();
+            if (s.isEmpty() || s.equals(".") || s.equals("..") || s.indexOf('/') >= 0 || s.indexOf('\0') >= 0) {
+                throw DriverException.invalidArgument("path component '" + s + "' is not a plain name");
+            }
+            names.add(s);
+        }
+        return names;
+    }
+
+    private Fd openRoot() {
+        int fd = libc.open(root.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            throw Mounter.failure("opening the kubelet directory " + root, lastError.getAsInt());
+        }
+        return new Fd(fd);
+    }
+
+    /** Opens the directory {@code path}'s last name is in, walking from the root. */
+    public Parent parent(Path path) {
+        List<String> names = names(path);
+        Fd dir = openRoot();
+        try {
+            Path walked = root;
+            for (String name : names.subList(0, names.size() - 1)) {
+                walked = walked.resolve(name);
+                Fd next = openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, path);
+                dir.close();
+                dir = next;
+            }
+            return new Parent(dir, names.getLast());
+        } catch (RuntimeException e) {
+            dir.close();
+            throw e;
+        }
+    }
+
+    /** The last name of a parent opened O_PATH without following it; empty when nothing is there. */
+    public Optional<Fd> open(Parent parent, Path path) {
+        try {
+            return Optional.of(openName(parent.dir(), parent.name(), O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, path, path));
+        } catch (DriverException.NotFound missing) {
+            return Optional.empty();
+        }
+    }
+
+    /** The directory at {@code path}, opened O_PATH; not a symlink, not anything else. */
+    public Fd openDirectory(Path path) {
+        try (Parent parent = parent(path)) {
+            return openName(parent.dir(), parent.name(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, path, path);
+        }
+    }
+
+    private Fd openName(Fd dir, String name, int flags, int mode, Path walked, Path whole) {
+        int fd = -1;
+        int errno = 0;
+        if (!noOpenat2) {
+            long[] how = {flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+            fd = (int) libc.syscall(SYS_OPENAT2, dir.number(), name, how, 24L);
+            if (fd < 0) {
+                errno = lastError.getAsInt();
+                if (errno == Errno.ENOSYS.intValue()) {
+                    noOpenat2 = true;
+                }
+            }
+        }
+        if (noOpenat2) {
+            fd = libc.openat(dir.number(), name, flags, mode);
+            errno = fd < 0 ? lastError.getAsInt() : 0;
+        }
+        if (fd >= 0) {
+            Fd opened = new Fd(fd);
+            if ((flags & O_DIRECTORY) == 0 && (flags & O_PATH) != 0 && opened.type() == S_IFLNK) {
+                opened.close();
+                throw symlink(walked, whole);
+            }
+            return opened;
+        }
+        if (errno == Errno.ENOENT.intValue()) {
+            throw DriverException.notFound(walked + " does not exist");
+        }
+        if (errno == Errno.ELOOP.intValue() || errno == Errno.EXDEV.intValue()) {
+            throw symlink(walked, whole);
+        }
+        if (errno == Errno.ENOTDIR.intValue()) {
+            throw notADirectory(dir, name, walked, whole);
+        }
+        if (errno == Errno.EEXIST.intValue()) {
+            throw DriverException.alreadyExists(walked + " already exists");
+        }
+        throw Mounter.failure("opening " + walked, errno);
+    }
+
+    /** ENOTDIR: openat with O_NOFOLLOW says so for a symlink too; tell the two apart for the message. */
+    private DriverException notADirectory(Fd dir, String name, Path walked, Path whole) {
+        int fd = libc.openat(dir.number(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+        if (fd >= 0) {
+            try (Fd what = new Fd(fd)) {
+                if (what.type() == S_IFLNK) {
+                    return symlink(walked, whole);
+                }
+            }
+        }
+        return DriverException.failedPrecondition(walked + " exists and is not a directory, on the path " + whole);
+    }
+
+    private static DriverException symlink(Path walked, Path whole) {
+        return DriverException.invalidArgument("path " + whole + " goes through the symlink " + walked
+                + "; the driver does not follow symlinks under the kubelet directory");
+    }
+
+    /** mkdir -p, one level at a time relative to the directory above (mode 0750). */
+    public void createDirectories(Path path) {
+        List<String> names = names(path);
+        Fd dir = openRoot();
+        try {
+            Path walked = root;
+            for (String name : names) {
+                walked = walked.resolve(name);
+                if (libc.mkdirat(dir.number(), name, 0750) != 0) {
+                    int errno = lastError.getAsInt();
+                    if (errno != Errno.EEXIST.intValue()) {
+                        throw Mounter.failure("creating directory " + walked, errno);
+                    }
+                }
+                Fd next = openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, path);
+                dir.close();
+                dir = next;
+            }
+        } finally {
+            dir.close();
+        }
+    }
+
+    /** Creates an empty regular file (mode 0640) in its existing parent; an existing regular file is fine. */
+    public void createFile(Path path) {
+        try (Parent parent = parent(path)) {
+            int fd = libc.openat(parent.dir().number(), parent.name(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW
+                    | O_CLOEXEC, 0640);
+            if (fd >= 0) {
+                libc.close(fd);
+                return;
+            }
+            int errno = lastError.getAsInt();
+            if (errno != Errno.EEXIST.intValue()) {
+                throw Mounter.failure("creating file " + path, errno);
+            }
+            try (Fd existing = open(parent, path).orElseThrow(() -> DriverException.aborted(path
+                    + " was removed while it was being created; retry"))) {
+                if (existing.type() != S_IFREG) {
+                    throw DriverException.failedPrecondition(path + " exists and is not a regular file");
+                }
+            }
+        } catch (DriverException.NotFound noParent) {
+            throw DriverException.notFound("the parent directory of " + path + " does not exist");
+        }
+    }
+
+    /**
+     * Removes an empty directory or a regular file with unlinkat(2) relative to its parent's
+     * descriptor. False when nothing was there. A symlink is refused, never followed or removed.
+     */
+    public boolean remove(Path path) {
+        Parent parent;
+        try {
+            parent = parent(path);
+        } catch (DriverException.NotFound noParent) {
+            return false;
+        }
+        try (parent) {
+            if (libc.unlinkat(parent.dir().number(), parent.name(), AT_REMOVEDIR) == 0) {
+                return true;
+            }
+            int errno = lastError.getAsInt();
+            if (errno == Errno.ENOENT.intValue()) {
+                return false;
+            }
+            if (errno == Errno.ENOTEMPTY.intValue() || errno == Errno.EEXIST.intValue()) {
+                throw DriverException.failedPrecondition("cannot remove " + path
+                        + ": the directory is not empty (is a volume still mounted there, or were files written"
+                        + " into the unmounted directory?)");
+            }
+            if (errno == Errno.EBUSY.intValue()) {
+                throw DriverException.failedPrecondition("cannot remove " + path + ": something is mounted on it");
+            }
+            if (errno != Errno.ENOTDIR.intValue()) {
+                throw DriverException.failedPrecondition("cannot remove " + path + ": " + Mounter.describe(errno));
+            }
+            try (Fd file = open(parent, path).orElse(null)) {
+                if (file == null) {
+                    return false;
+                }
+                if (file.type() != S_IFREG) {
+                    throw DriverException.invalidArgument("path " + path + " is neither a directory nor a regular"
+                            + " file; the driver removes nothing else under the kubelet directory");
+                }
+            }
+            if (libc.unlinkat(parent.dir().number(), parent.name(), 0) == 0) {
+                return true;
+            }
+            errno = lastError.getAsInt();
+            if (errno == Errno.ENOENT.intValue()) {
+                return false;
+            }
+            throw DriverException.failedPrecondition("cannot remove " + path + ": " + Mounter.describe(errno));
+        }
+    }
+
+    /** The "mnt_id:" line of /proc/self/fdinfo/N (present since Linux 3.15). */
+    static int parseMountId(String fdinfo) {
+        for (String line : fdinfo.split("\n")) {
+            if (line.startsWith("mnt_id:")) {
+                return Integer.parseInt(line.substring("mnt_id:".length()).trim());
+            }
+        }
+        throw DriverException.internal("no mnt_id in fdinfo: " + fdinfo.replace('\n', ' '));
+    }
+}

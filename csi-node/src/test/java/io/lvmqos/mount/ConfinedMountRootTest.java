@@ -1,0 +1,137 @@
+package io.lvmqos.mount;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lvmqos.device.RootRequired;
+import io.lvmqos.errors.DriverException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Mounts and unmounts under a kubelet directory through descriptors, on the host kernel, with the
+ * race made deterministic: a libc whose mount(2) or umount2(2) first swaps the target's parent for
+ * a symlink to a directory outside, where a tmpfs is mounted. Needs root.
+ */
+class ConfinedMountRootTest {
+
+    @TempDir
+    Path dir;
+    final Mounter plain = Mounter.create();
+    final MountTable table = new MountTable();
+    Path kubelet;
+    Path source;
+    Path outsideMount;
+    Path parent;
+    Path target;
+    Beneath beneath;
+
+    @BeforeEach
+    void layOut() throws IOException {
+        RootRequired.check();
+        Path real = dir.toRealPath();
+        kubelet = Files.createDirectories(real.resolve("kubelet"));
+        source = Files.createDirectories(real.resolve("source"));
+        plain.mount(Path.of("lvmqos-test"), source, "tmpfs", Set.of(), "size=1m");
+        outsideMount = Files.createDirectories(real.resolve("outside/pv/mount"));
+        plain.mount(Path.of("lvmqos-outside"), outsideMount, "tmpfs", Set.of(), "size=1m");
+        parent = kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv");
+        target = Files.createDirectories(parent.resolve("mount"));
+        beneath = new Beneath(NativeLibC.libc(), NativeLibC.lastError(), kubelet);
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        Path real = dir.toRealPath();
+        for (Path path : table.read().stream().map(MountEntry::mountPoint).filter(p -> p.startsWith(real))
+                .toList().reversed()) {
+            new ProcessBuilder("umount", "-l", path.toString()).inheritIO().start().waitFor();
+        }
+    }
+
+    /** Renames the target's parent aside and puts a symlink to the outside in its place. */
+    private void swapParent() {
+        try {
+            Files.move(parent, parent.resolveSibling("pv-moved"));
+            Files.createSymbolicLink(parent, outsideMount.getParent());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Mounter racing(boolean beforeMount, boolean beforeUnmount) {
+        LibC libc = new ForwardingLibC(NativeLibC.libc()) {
+            @Override
+            public int mount(String from, String onto, String fstype, long flags, String data) {
+                if (beforeMount) {
+                    swapParent();
+                }
+                return real.mount(from, onto, fstype, flags, data);
+            }
+
+            @Override
+            public int umount2(String path, int flags) {
+                if (beforeUnmount && !Files.isSymbolicLink(parent)) {
+                    swapParent();
+                }
+                return real.umount2(path, flags);
+            }
+        };
+        return new Mounter(libc, NativeLibC.lastError(), table, new ProcessScanner(Path.of("/proc")));
+    }
+
+    private boolean mountedAt(Path path) {
+        return table.at(path).isPresent();
+    }
+
+    @Test
+    void aPublishWhoseParentIsSwappedMidwayFailsAndLeavesNoMount() {
+        var e = assertThrows(DriverException.FailedPrecondition.class,
+                () -> racing(true, false).bindMount(source, beneath, target, false));
+        assertTrue(e.getMessage().contains("changed while it was being mounted on"), e.getMessage());
+        assertTrue(e.getMessage().contains(kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv-moved/mount").toString()),
+                "says where the directory went: " + e.getMessage());
+        assertFalse(mountedAt(parent.resolveSibling("pv-moved").resolve("mount")), "the bind was undone");
+        assertTrue(mountedAt(outsideMount), "the outside tmpfs is untouched");
+        assertEquals(1, table.read().stream().filter(m -> m.mountPoint().equals(outsideMount)).count());
+    }
+
+    @Test
+    void anUnpublishWhoseParentIsSwappedMidwayNeverUnmountsOutside() {
+        plain.bindMount(source, target, false);
+        assertEquals(UnmountOutcome.UNMOUNTED, racing(false, true).unmount(beneath, target));
+        assertTrue(mountedAt(outsideMount), "the outside tmpfs is still mounted");
+        assertFalse(mountedAt(parent.resolveSibling("pv-moved").resolve("mount")),
+                "the mount that was checked, now moved with its parent, is the one unmounted");
+    }
+
+    @Test
+    void aSwappedParentIsRefusedBeforeAnything() {
+        plain.bindMount(source, target, false);
+        swapParent();
+        var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.unmount(beneath, target));
+        assertTrue(e.getMessage().contains("symlink"), e.getMessage());
+        assertTrue(mountedAt(outsideMount));
+        assertThrows(DriverException.InvalidArgument.class, () -> plain.bindMount(source, beneath, target, false));
+        assertEquals(1, table.read().stream().filter(m -> m.mountPoint().equals(outsideMount)).count());
+    }
+
+    @Test
+    void bindsReadOnlyAndUnmountsThroughDescriptors() {
+        plain.bindMount(source, beneath, target, true);
+        assertTrue(table.at(target).orElseThrow().readOnly());
+        assertEquals(UnmountOutcome.UNMOUNTED, plain.unmount(beneath, target));
+        assertEquals(UnmountOutcome.NOT_A_MOUNT_POINT, plain.unmount(beneath, target));
+        assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(beneath, parent.resolve("missing")));
+        assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(beneath, kubelet.resolve("pods/none/mount")));
+    }
+}

@@ -223,7 +223,10 @@ marker "payload start uptime=$(uptime_s)"
 cd /tmp || fail payload "no /tmp"
 # The payload writes to a file and `tail` mirrors it on the console, rather than a pipe through tee: a
 # daemon the payload leaves running would hold a pipe open and keep this script waiting forever.
-sh -c "$LVMQOS_PAYLOAD" < /dev/null > "$LVMQOS_OUT/payload.log" 2>&1 &
+# The file exists before either starts: tail would otherwise race the shell's redirection, lose, and
+# mirror nothing (seen once under seccomp, whose faster start let tail open the file first).
+: > "$LVMQOS_OUT/payload.log" || fail payload "cannot create $LVMQOS_OUT/payload.log"
+sh -c "$LVMQOS_PAYLOAD" < /dev/null >> "$LVMQOS_OUT/payload.log" 2>&1 &
 payload_pid=$!
 tail -n +1 -s 0.2 -f --pid="$payload_pid" "$LVMQOS_OUT/payload.log" &
 tail_pid=$!

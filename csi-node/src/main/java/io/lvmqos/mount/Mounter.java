@@ -157,7 +157,11 @@ public final class Mounter {
             log.debug("unmounted {}", target);
             return UnmountOutcome.UNMOUNTED;
         }
-        int errno = lastError.getAsInt();
+        return unmountFailed(target, lastError.getAsInt());
+    }
+
+    /** What a failed umount2 of {@code target} means: not mounted, not there, or an error naming its cause. */
+    private UnmountOutcome unmountFailed(Path target, int errno) {
         if (errno == Errno.EINVAL.intValue()) {
             return UnmountOutcome.NOT_A_MOUNT_POINT;
         }
@@ -348,17 +352,7 @@ public final class Mounter {
                             + " unmounted (its last name no longer leads to mount " + meant + "); nothing was"
                             + " unmounted; retry once the path is a plain directory again");
                 }
-                if (errno == Errno.EINVAL.intValue()) {
-                    return UnmountOutcome.NOT_A_MOUNT_POINT;
-                }
-                if (errno == Errno.ENOENT.intValue()) {
-                    return UnmountOutcome.NO_SUCH_PATH;
-                }
-                if (errno == Errno.EBUSY.intValue()) {
-                    throw DriverException.failedPrecondition("cannot unmount " + target + ": it is busy; "
-                            + describeHolders(target));
-                }
-                throw failure("unmounting " + target, errno);
+                return unmountFailed(target, errno);
             }
             Optional<MountEntry> left = find(mountTable.read(), meant);
             if (left.isPresent()) {

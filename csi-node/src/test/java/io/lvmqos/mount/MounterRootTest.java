@@ -104,7 +104,7 @@ class MounterRootTest {
         Path target = bindTarget("undone");
         LibC real = LibraryLoader.create(LibC.class).load("c");
         AtomicInteger injected = new AtomicInteger();
-        LibC remountFails = new LibC() {
+        LibC remountFails = new ForwardingLibC(real) {
             @Override
             public int mount(String source, String target, String fstype, long flags, String data) {
                 if ((flags & MountFlag.REMOUNT.bit()) != 0) {
@@ -125,31 +125,6 @@ class MounterRootTest {
             public int open(String path, int flags) {
                 injected.set(0);
                 return real.open(path, flags);
-            }
-
-            @Override
-            public int close(int fd) {
-                return real.close(fd);
-            }
-
-            @Override
-            public int openat(int dirFd, String path, int flags, int mode) {
-                return real.openat(dirFd, path, flags, mode);
-            }
-
-            @Override
-            public int mkdirat(int dirFd, String path, int mode) {
-                return real.mkdirat(dirFd, path, mode);
-            }
-
-            @Override
-            public int unlinkat(int dirFd, String path, int flags) {
-                return real.unlinkat(dirFd, path, flags);
-            }
-
-            @Override
-            public long syscall(long number, int dirFd, String path, long[] how, long size) {
-                return real.syscall(number, dirFd, path, how, size);
             }
         };
         Mounter mounter = new Mounter(remountFails,

@@ -120,14 +120,7 @@ public final class Mounter {
             return;
         }
         try {
-            MountEntry bound = mountTable.at(target).orElseThrow(() -> DriverException.internal(
-                    "the bind mount on " + target + " is not in the mount table right after mount(2) succeeded"));
-            EnumSet<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
-            for (MountFlag flag : PER_MOUNT) {
-                if (bound.options().contains(optionName(flag))) {
-                    flags.add(flag);
-                }
-            }
+            EnumSet<MountFlag> flags = readOnlyRemountFlags(target);
             // Reopened after the bind so that the descriptor is the new mount's root, not the
             // directory it covers.
             try (PathHandle mounted = open(target, "bind target")) {
@@ -211,14 +204,7 @@ public final class Mounter {
     }
 
     private void remountReadOnly(Beneath under, Path target) {
-        MountEntry bound = mountTable.at(target).orElseThrow(() -> DriverException.internal(
-                "the bind mount on " + target + " is not in the mount table right after mount(2) succeeded"));
-        EnumSet<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
-        for (MountFlag flag : PER_MOUNT) {
-            if (bound.options().contains(optionName(flag))) {
-                flags.add(flag);
-            }
-        }
+        EnumSet<MountFlag> flags = readOnlyRemountFlags(target);
         // opened after the bind, so that the descriptor is the new mount's root
         try (Beneath.Parent parent = under.parent(target);
              Beneath.Fd mounted = under.open(parent, target).orElseThrow(() -> changed("mounted on", target,
@@ -230,6 +216,22 @@ public final class Mounter {
             throw DriverException.internal("the bind mount on " + target + " is still writable after a read-only"
                     + " remount");
         }
+    }
+
+    /**
+     * The flags of a read-only remount of the bind mount on {@code target}: a remount replaces the
+     * per-mount flags, so those the bind took over from its source (nosuid, nodev, ...) are kept.
+     */
+    private EnumSet<MountFlag> readOnlyRemountFlags(Path target) {
+        MountEntry bound = mountTable.at(target).orElseThrow(() -> DriverException.internal(
+                "the bind mount on " + target + " is not in the mount table right after mount(2) succeeded"));
+        EnumSet<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
+        for (MountFlag flag : PER_MOUNT) {
+            if (bound.options().contains(optionName(flag))) {
+                flags.add(flag);
+            }
+        }
+        return flags;
     }
 
     /** A mount(2) call given the path that names the target ({@code /proc/self/fd/N}). */

@@ -7,10 +7,9 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
   cat >&2 <<'MSG'
 usage: test-e2e/csi-sanity.sh /path/to/csi-sanity [extra flags]
 
-csi-sanity is not part of lvmqos. Build it from kubernetes-csi/csi-test (v5.3.1 or later):
-  git clone --branch v5.3.1 https://github.com/kubernetes-csi/csi-test
-  cd csi-test/cmd/csi-sanity && go build -o /usr/local/bin/csi-sanity .
-then run this script with its path.
+csi-sanity is not part of lvmqos and lvmqos does not build it: get a csi-sanity binary of
+kubernetes-csi/csi-test v5.3.1 or later as that project documents, then run this script with
+its path.
 MSG
   exit 2
 fi

@@ -1,6 +1,7 @@
 package io.lvmqos.errors;
 
 import io.grpc.Status;
+import java.nio.file.InvalidPathException;
 
 /**
  * The one place where a failure becomes a gRPC status. Every description passes through
@@ -16,12 +17,18 @@ public final class StatusMapper {
         if (failure instanceof DriverException driverFailure) {
             return codeOf(driverFailure).toStatus().withDescription(Echo.message(String.valueOf(driverFailure.getMessage())));
         }
+        if (failure instanceof InvalidPathException badPath) {
+            // only a client's string becomes a Path this way (a NUL in a target path, say): bad input, not a bug
+            return Status.INVALID_ARGUMENT.withDescription(Echo.message("path " + Echo.of(badPath.getInput())
+                    + " is not a valid path: " + badPath.getReason()));
+        }
         return Status.INTERNAL.withDescription(Echo.message("internal error: " + failure));
     }
 
     /** True when the failure is a bug or an unclassified OS answer, worth a stack trace in the log. */
     public static boolean isUnexpected(Throwable failure) {
-        return !(failure instanceof DriverException) || failure instanceof DriverException.Internal;
+        return !(failure instanceof DriverException || failure instanceof InvalidPathException)
+                || failure instanceof DriverException.Internal;
     }
 
     private static Status.Code codeOf(DriverException failure) {

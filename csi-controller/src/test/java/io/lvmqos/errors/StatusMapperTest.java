@@ -2,6 +2,7 @@ package io.lvmqos.errors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
@@ -90,5 +91,15 @@ class StatusMapperTest {
         Status status = StatusMapper.toStatus(new IllegalStateException("a\nb"));
 
         assertFalse(status.getDescription().contains("\n"), status.getDescription());
+    }
+
+    @Test
+    void aPathThatIsNoPathIsTheClientsError() {
+        var failure = assertThrows(java.nio.file.InvalidPathException.class,
+                () -> java.nio.file.Path.of("/var/lib/kubelet/pods/a\u0000b/mount"));
+        Status status = StatusMapper.toStatus(failure);
+        assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode());
+        assertTrue(status.getDescription().contains("\\x00"), status.getDescription());
+        assertFalse(StatusMapper.isUnexpected(failure));
     }
 }

@@ -4,13 +4,11 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
-import io.lvmqos.mount.MountEntry;
-import io.lvmqos.mount.MountTable;
+import io.lvmqos.mount.PinnedMount;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * mkfs and online grow for the supported filesystems.
@@ -29,17 +27,15 @@ public final class Filesystems {
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
 
     private final CommandRunner runner;
-    private final MountTable mountTable;
     private final Duration timeout;
 
-    public Filesystems(CommandRunner runner, MountTable mountTable, Duration timeout) {
+    public Filesystems(CommandRunner runner, Duration timeout) {
         this.runner = runner;
-        this.mountTable = mountTable;
         this.timeout = timeout;
     }
 
     public Filesystems(CommandRunner runner) {
-        this(runner, new MountTable(), TIMEOUT);
+        this(runner, TIMEOUT);
     }
 
     public void format(Path device, FsType type) {
@@ -57,17 +53,19 @@ public final class Filesystems {
     }
 
     /**
-     * Grows the filesystem on {@code device}, mounted at {@code mountPoint}, to fill the device.
-     * Both tools grow online; resize2fs would refuse an unmounted ext4 that has not just been
-     * fsck'd, and xfs_growfs works only on a mount point, so the mount is required and checked.
+     * Grows the filesystem on {@code device}, mounted where {@code mount} is pinned, to fill the
+     * device. Both tools grow online; resize2fs would refuse an unmounted ext4 that has not just
+     * been fsck'd, and xfs_growfs works only on a mount point, so the mount is required and checked.
+     * xfs_growfs is given the pinned mount's descriptor path, so that it opens that filesystem and
+     * no other, whatever a path's name leads to by then.
      */
-    public void grow(Path device, Path mountPoint, FsType type) {
+    public void grow(Path device, PinnedMount mount, FsType type) {
         DeviceNumber number = DeviceNumber.of(device);
-        Optional<MountEntry> mount = mountTable.at(mountPoint);
-        if (mount.isEmpty() || !mount.get().device().equals(number)) {
+        Path mountPoint = mount.entry().mountPoint();
+        if (mount.isDeviceNode() || !mount.entry().device().equals(number)) {
             throw DriverException.failedPrecondition("cannot grow " + device + " (" + number + "): "
-                    + mountPoint + " is " + mount.map(m -> "a mount of " + m.device() + " " + m.source())
-                            .orElse("not a mount point") + "; it must be mounted there to grow online");
+                    + mountPoint + " is a mount of " + mount.entry().device() + " " + mount.entry().source()
+                    + "; it must be mounted there to grow online");
         }
         List<String> args = new ArrayList<>();
         Path program = switch (type) {
@@ -76,7 +74,7 @@ public final class Filesystems {
                 yield CommandRunner.locate("resize2fs");
             }
             case XFS -> {
-                args.addAll(List.of("-d", "--", mountPoint.toString()));
+                args.addAll(List.of("-d", "--", mount.pathForChild()));
                 yield CommandRunner.locate("xfs_growfs");
             }
         };

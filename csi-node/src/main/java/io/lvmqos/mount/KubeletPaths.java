@@ -1,6 +1,7 @@
 package io.lvmqos.mount;
 
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -87,7 +88,7 @@ public final class KubeletPaths {
      */
     public Path check(Path requested) {
         if (!requested.isAbsolute() || !requested.normalize().equals(requested)) {
-            throw DriverException.invalidArgument("path " + requested + " must be absolute and contain no . or ..");
+            throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " must be absolute and contain no . or ..");
         }
         Path relative;
         if (requested.startsWith(realRoot)) {
@@ -95,10 +96,10 @@ public final class KubeletPaths {
         } else if (requested.startsWith(root)) {
             relative = root.relativize(requested);
         } else {
-            throw DriverException.invalidArgument("path " + requested + " is outside the kubelet directory " + root);
+            throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " is outside the kubelet directory " + root);
         }
         if (relative.toString().isEmpty()) {
-            throw DriverException.invalidArgument("path " + requested + " is the kubelet directory itself");
+            throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " is the kubelet directory itself");
         }
         Path current = realRoot;
         for (Path name : relative) {
@@ -112,7 +113,7 @@ public final class KubeletPaths {
                 throw DriverException.internal("cannot inspect " + current + ": " + e, e);
             }
             if (attributes.isSymbolicLink()) {
-                throw DriverException.invalidArgument("path " + requested + " goes through the symlink " + current
+                throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " goes through the symlink " + current
                         + "; the driver does not follow symlinks under the kubelet directory");
             }
         }
@@ -123,7 +124,7 @@ public final class KubeletPaths {
     public Path checkStaging(Path requested) {
         Path checked = check(requested);
         if (!isStaging(realRoot.relativize(checked))) {
-            throw DriverException.invalidArgument("staging path " + requested + " is not where kubelet stages volumes: "
+            throw DriverException.invalidArgument("staging path " + Echo.of(requested.toString()) + " is not where kubelet stages volumes: "
                     + realRoot + "/plugins/kubernetes.io/csi/" + driverName.orElse("<driver>")
                     + "/<hash>/globalmount, .../csi/pv/<pv>/globalmount or .../csi/volumeDevices/staging/<pv>");
         }
@@ -134,7 +135,7 @@ public final class KubeletPaths {
     public Path checkTarget(Path requested) {
         Path checked = check(requested);
         if (!isTarget(realRoot.relativize(checked))) {
-            throw DriverException.invalidArgument("target path " + requested + " is not where kubelet publishes volumes: "
+            throw DriverException.invalidArgument("target path " + Echo.of(requested.toString()) + " is not where kubelet publishes volumes: "
                     + realRoot + "/pods/<pod uid>/volumes/kubernetes.io~csi/<pv>/mount or "
                     + realRoot + "/plugins/kubernetes.io/csi/volumeDevices/publish/<pv>/<pod uid>");
         }

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
@@ -203,6 +204,21 @@ public final class Mounter {
         }
     }
 
+    /**
+     * {@link #bindMount(Path, Beneath, Path, boolean)} of a pinned mount (a staging mount): the bind
+     * is made from the pinned descriptor, so it binds the filesystem that was checked, whatever the
+     * staging path's name leads to by then.
+     */
+    public void bindMount(PinnedMount source, Beneath under, Path target, boolean readOnly) {
+        mountOnto(under, target, onto -> libc.mount(source.fd().procPath(), onto, null, MountFlag.BIND.bit(), null),
+                () -> "bind-mounting " + source.entry().mountPoint() + " on " + target,
+                pinned -> {
+                    if (readOnly) {
+                        remountReadOnly(under, target);
+                    }
+                });
+    }
+
     private void remountReadOnly(Beneath under, Path target) {
         EnumSet<MountFlag> flags = readOnlyRemountFlags(target);
         // opened after the bind, so that the descriptor is the new mount's root
@@ -320,6 +336,15 @@ public final class Mounter {
      * outside. Afterwards the mount meant must be gone from the mount table.
      */
     public UnmountOutcome unmount(Beneath under, Path target) {
+        return unmount(under, target, OptionalInt.empty());
+    }
+
+    /**
+     * {@link #unmount(Beneath, Path)} of the mount that an earlier {@link #pin} found there: if
+     * the path now leads to another mount, nothing is unmounted and the call fails, so that what
+     * was read from the pinned mount (its device, whose limits are lifted next) is what went.
+     */
+    public UnmountOutcome unmount(Beneath under, Path target, OptionalInt expectedMount) {
         requireCanonical(target, "unmount target");
         Beneath.Parent parent;
         try {
@@ -338,6 +363,11 @@ public final class Mounter {
             }
             if (meant == parent.dir().mountId()) {
                 return UnmountOutcome.NOT_A_MOUNT_POINT;
+            }
+            if (expectedMount.isPresent() && meant != expectedMount.getAsInt()) {
+                throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
+                        + " it leads to mount " + meant + ", not to mount " + expectedMount.getAsInt() + " read a moment"
+                        + " before; nothing was unmounted; retry once the path is a plain directory again");
             }
             Optional<MountEntry> entry = find(mountTable.read(), meant);
             if (entry.isEmpty() || !entry.get().mountPoint().equals(target)) {
@@ -364,6 +394,41 @@ public final class Mounter {
             }
             log.debug("unmounted {} (mount {})", target, meant);
             return UnmountOutcome.UNMOUNTED;
+        }
+    }
+
+    /**
+     * The mount on top of {@code path} (under {@code under}'s directory), pinned by a descriptor
+     * reached one component at a time, with its mount table line found by the descriptor's mount
+     * id. Empty when the path is not a mount point; NOT_FOUND when it does not exist;
+     * FAILED_PRECONDITION when the mount found is no longer at {@code path} (a directory on the
+     * path was swapped or renamed meanwhile).
+     */
+    public Optional<PinnedMount> pin(Beneath under, Path path) {
+        requireCanonical(path, "volume path");
+        try (Beneath.Parent parent = under.parent(path)) {
+            Beneath.Fd top = under.open(parent, path).orElseThrow(() -> DriverException.notFound(
+                    "volume path " + path + " does not exist"));
+            try {
+                int id = top.mountId();
+                if (id == parent.dir().mountId()) {
+                    top.close();
+                    return Optional.empty();
+                }
+                Optional<MountEntry> entry = find(mountTable.read(), id);
+                if (entry.isEmpty() || !entry.get().mountPoint().equals(path)) {
+                    throw DriverException.failedPrecondition("path " + path + " changed while it was being read:"
+                            + " the mount found there (id " + id + ") is "
+                            + entry.map(e -> "now at " + e.mountPoint()).orElse("gone")
+                            + "; retry once the path is a plain directory again");
+                }
+                return Optional.of(new PinnedMount(top, entry.get()));
+            } catch (RuntimeException e) {
+                top.close();
+                throw e;
+            }
+        } catch (DriverException.NotFound noParent) {
+            throw DriverException.notFound("volume path " + path + " does not exist");
         }
     }
 

@@ -11,6 +11,7 @@ import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.device.Filesystems;
 import io.lvmqos.device.FsType;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroup;
 import io.lvmqos.mount.KubeletPaths;
@@ -18,6 +19,7 @@ import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountOptions;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
+import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.volume.Capabilities;
 import io.lvmqos.volume.IoLimits;
 import io.lvmqos.volume.KeyedLocks;
@@ -30,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,7 +60,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private final MountTable mountTable;
     private final BlockDeviceProbe probe;
     private final Filesystems filesystems;
-    private static final String DEVTMPFS = "devtmpfs";
 
     private final PodLimits podLimits;
     private final VolumeStats stats;
@@ -134,7 +136,11 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         mounter.mount(device, paths.beneath(), staging, type, options);
         if (volume.hasSource()) {
             // restored or cloned larger than its source: the filesystem still has the source's size
-            filesystems.grow(device, staging, type);
+            try (PinnedMount mount = mounter.pin(paths.beneath(), staging).orElseThrow(() -> DriverException
+                    .failedPrecondition("the volume " + volume.id() + " mounted at " + staging
+                            + " a moment ago is no longer mounted there"))) {
+                filesystems.grow(device, mount, type);
+            }
         }
     }
 
@@ -209,21 +215,21 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             }
             if (!alreadyPublished) {
                 refuseSecondWriter(mounts, volume, capability, number, nodeRoot, target, staging);
-                Path source;
                 if (block) {
                     paths.createDirectory(target.getParent());
                     paths.createFile(target);
-                    source = device.toRealPath();
+                    mounter.bindMount(device.toRealPath(), paths.beneath(), target, readOnly);
                 } else {
-                    Optional<MountEntry> staged = MountTable.topAt(mounts, staging);
-                    if (staged.isEmpty() || !staged.get().device().equals(number)) {
-                        throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
-                                + staging + ": call NodeStageVolume first");
+                    Optional<PinnedMount> staged = pinStaging(staging);
+                    try (PinnedMount mount = staged.orElse(null)) {
+                        if (mount == null || !mount.entry().device().equals(number)) {
+                            throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
+                                    + staging + ": call NodeStageVolume first");
+                        }
+                        paths.createDirectory(target);
+                        mounter.bindMount(mount, paths.beneath(), target, readOnly);
                     }
-                    paths.createDirectory(target);
-                    source = staging;
                 }
-                mounter.bindMount(source, paths.beneath(), target, readOnly);
             }
             try {
                 limitPod(volume, request, target, number);
@@ -238,6 +244,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         reply.onNext(Csi.NodePublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();
+    }
+
+    /** The staging mount, pinned; empty when nothing (or no staging directory) is there. */
+    private Optional<PinnedMount> pinStaging(Path staging) {
+        try {
+            return mounter.pin(paths.beneath(), staging);
+        } catch (DriverException.NotFound noDirectory) {
+            return Optional.empty();
+        }
     }
 
     /** Before any container of the pod runs: kubelet starts them only after publish returns. */
@@ -304,7 +319,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             // What was published there comes from the mount table and the target alone: no lvm and no
             // look-up in /dev, so that a pod can be torn down while LVM hangs or the LV's device is gone.
             Optional<PublishedDevice> published = publishedAt(target);
-            mounter.unmount(paths.beneath(), target);
+            mounter.unmount(paths.beneath(), target,
+                    published.map(p -> OptionalInt.of(p.mountId())).orElse(OptionalInt.empty()));
             paths.remove(target);
             Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
             if (pod.isPresent() && published.isPresent()
@@ -320,7 +336,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     /** A volume path of stats or expand: where kubelet stages or publishes, or NOT_FOUND. */
     private Path publishedPath(String requested) {
         return paths.volumePath(Path.of(requested)).orElseThrow(() -> DriverException.notFound("no volume of this"
-                + " driver can be at " + requested + ": it is not a staging or publish path under " + paths.root()));
+                + " driver can be at " + Echo.of(requested) + ": it is not a staging or publish path under " + paths.root()));
     }
 
     @Override
@@ -330,7 +346,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
         Path path = publishedPath(request.getVolumePath());
-        reply.onNext(stats.of(volume, path));
+        Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), path);
+        try (PinnedMount mount = pinned.orElse(null)) {
+            reply.onNext(stats.of(volume, path, pinned));
+        }
         reply.onCompleted();
     }
 
@@ -341,9 +360,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
         Path volumePath = publishedPath(request.getVolumePath());
-        if (!Files.exists(volumePath)) {
-            throw DriverException.notFound("volume path " + volumePath + " does not exist");
-        }
         long required = request.getCapacityRange().getRequiredBytes();
         long limit = request.getCapacityRange().getLimitBytes();
         if (required < 0 || limit < 0 || (limit > 0 && required > limit)) {
@@ -351,7 +367,17 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     + ", limit_bytes=" + limit);
         }
         ManagedVolume grown;
-        try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
+        // the mount at the path is pinned before anything changes and read only through the pin
+        Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), volumePath);
+        try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath());
+             PinnedMount mount = pinned.orElse(null)) {
+            boolean block = mount != null ? mount.isDeviceNode()
+                    : request.hasVolumeCapability() && request.getVolumeCapability().hasBlock();
+            DeviceNumber before = DeviceNumber.of(volume.devicePath());
+            if (!block && (mount == null || !mount.entry().device().equals(before))) {
+                throw DriverException.notFound("volume " + volume.id() + " is not mounted at " + volumePath
+                        + (mount == null ? "" : " (" + mount.entry().source() + " " + mount.entry().device() + " is)"));
+            }
             if (required > volume.sizeBytes()) {
                 VolumeGroup group = lvm.volumeGroup(volume.id().volumeGroup()).orElseThrow(() -> DriverException
                         .failedPrecondition("volume group " + volume.id().volumeGroup() + " not found"));
@@ -364,14 +390,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             }
             grown = catalog.refresh(volume.id()).orElseThrow(() -> DriverException.notFound(
                     "volume " + volume.id() + " vanished while it was being expanded"));
-            boolean block = request.hasVolumeCapability() ? request.getVolumeCapability().hasBlock()
-                    : !Files.isDirectory(volumePath);
             DeviceNumber number = DeviceNumber.of(grown.devicePath());
             if (!block) {
-                MountEntry mount = mountTable.at(volumePath).filter(m -> m.device().equals(number))
-                        .orElseThrow(() -> DriverException.notFound("volume " + volume.id() + " is not mounted at "
-                                + volumePath));
-                filesystems.grow(grown.devicePath(), volumePath, FsType.fromCsi(mount.fsType()));
+                filesystems.grow(grown.devicePath(), mount, FsType.fromCsi(mount.entry().fsType()));
             }
             // per-GiB limits follow the new size, for every pod using the volume now
             Optional<String> nodeRoot = block ? Optional.of(deviceNodeRoot(grown.devicePath())) : Optional.empty();
@@ -407,7 +428,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     private ManagedVolume volume(String volumeId) {
         return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId).flatMap(catalog::find)
-                .orElseThrow(() -> DriverException.notFound("volume " + volumeId + " does not exist on node "
+                .orElseThrow(() -> DriverException.notFound("volume " + Echo.of(volumeId) + " does not exist on node "
                         + catalog.node()));
     }
 
@@ -415,30 +436,30 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         return VolumeId.parse(VolumeId.Kind.VOLUME, volumeId).map(VolumeId::lvmPath).orElse(volumeId);
     }
 
-    /** The device a publish mount at a target is of; for a raw block one, also its node's path in devtmpfs. */
-    private record PublishedDevice(DeviceNumber device, Optional<String> nodeRoot) {
+    /** The mount a publish left at a target, by id; the device it holds; for a raw block one, the node's path in devtmpfs. */
+    private record PublishedDevice(int mountId, DeviceNumber device, Optional<String> nodeRoot) {
     }
 
     /**
      * A filesystem publish is a bind mount of the LV's filesystem, whose device the mount table
      * names. A raw block publish is a bind mount of the device node from devtmpfs: the mount table
      * names devtmpfs, and the node at the target itself gives the LV's number, even after the LV
-     * is gone from /dev.
+     * is gone from /dev. Both are read through the pinned mount, never by the target's name.
      */
     private Optional<PublishedDevice> publishedAt(Path target) {
-        Optional<MountEntry> mount = mountTable.at(target);
-        if (mount.isEmpty()) {
-            return Optional.empty();
-        }
-        if (!mount.get().fsType().equals(DEVTMPFS)) {
-            return Optional.of(new PublishedDevice(mount.get().device(), Optional.empty()));
-        }
+        Optional<PinnedMount> pinned;
         try {
-            long rdev = (Long) Files.getAttribute(target, "unix:rdev");
-            return Optional.of(new PublishedDevice(DeviceNumber.fromDev(rdev), Optional.of(mount.get().root())));
-        } catch (IOException | RuntimeException e) {
-            log.warn("cannot read the device node published at {}: {}", target, e.getMessage());
+            pinned = mounter.pin(paths.beneath(), target);
+        } catch (DriverException.NotFound gone) {
             return Optional.empty();
+        }
+        if (pinned.isEmpty()) {
+            return Optional.empty();
+        }
+        try (PinnedMount mount = pinned.get()) {
+            MountEntry entry = mount.entry();
+            return Optional.of(new PublishedDevice(entry.mountId(), mount.device(),
+                    mount.isDeviceNode() ? Optional.of(entry.root()) : Optional.empty()));
         }
     }
 

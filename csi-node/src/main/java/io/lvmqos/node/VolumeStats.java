@@ -6,8 +6,7 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
-import io.lvmqos.mount.MountEntry;
-import io.lvmqos.mount.MountTable;
+import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.volume.ManagedVolume;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,52 +31,50 @@ public final class VolumeStats {
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
 
     private final CommandRunner runner;
-    private final MountTable mountTable;
     private final Path stat;
     private final Path dd;
     private final VolumeConditions conditions;
 
-    public VolumeStats(CommandRunner runner, MountTable mountTable, VolumeConditions conditions) {
+    public VolumeStats(CommandRunner runner, VolumeConditions conditions) {
         this.runner = runner;
         this.conditions = conditions;
-        this.mountTable = mountTable;
         this.stat = CommandRunner.locate("stat");
         this.dd = CommandRunner.locate("dd");
     }
 
-    public Csi.NodeGetVolumeStatsResponse of(ManagedVolume volume, Path path) {
-        Csi.NodeGetVolumeStatsResponse answer = stats(volume, path);
+    /**
+     * Stats of the volume at {@code path}, read through {@code mount}, the mount pinned there
+     * (empty when the path is not a mount point), so that a directory swapped on the path cannot
+     * make this report on another filesystem.
+     */
+    public Csi.NodeGetVolumeStatsResponse of(ManagedVolume volume, Path path, Optional<PinnedMount> mount) {
+        Csi.NodeGetVolumeStatsResponse answer = stats(volume, path, mount);
         conditions.record(volume.id(), answer.getVolumeCondition());
         return answer;
     }
 
-    private Csi.NodeGetVolumeStatsResponse stats(ManagedVolume volume, Path path) {
-        if (!Files.exists(path)) {
-            throw DriverException.notFound("volume path " + path + " does not exist");
-        }
+    private Csi.NodeGetVolumeStatsResponse stats(ManagedVolume volume, Path path, Optional<PinnedMount> mount) {
         Csi.NodeGetVolumeStatsResponse.Builder answer = Csi.NodeGetVolumeStatsResponse.newBuilder();
         if (!Files.exists(volume.devicePath())) {
             return answer.setVolumeCondition(abnormal("the device " + volume.devicePath() + " of the volume is gone"))
                     .build();
         }
         DeviceNumber device = DeviceNumber.of(volume.devicePath());
-        Optional<MountEntry> mount = mountTable.at(path);
-        if (Files.isRegularFile(path)) {
+        if (mount.isEmpty() || !mount.get().device().equals(device)) {
+            throw DriverException.notFound("volume " + volume.id() + " is not " + (mount.isPresent()
+                    && mount.get().isDeviceNode() ? "published" : "mounted") + " at " + path
+                    + mount.map(m -> " (" + m.entry().source() + " " + m.device() + " is)").orElse(""));
+        }
+        if (mount.get().isDeviceNode()) {
             // a raw block publish: the bind mount of the device node, and the device itself, are what to check
-            if (mount.isEmpty()) {
-                throw DriverException.notFound("volume " + volume.id() + " is not published at " + path);
-            }
             return answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)
                             .setTotal(volume.sizeBytes()))
                     .setVolumeCondition(readProblem(volume.devicePath()).map(VolumeStats::abnormal).orElse(normal()))
                     .build();
         }
-        if (mount.isEmpty() || !mount.get().device().equals(device)) {
-            throw DriverException.notFound("volume " + volume.id() + " is not mounted at " + path);
-        }
         Optional<String> unreadable = readProblem(volume.devicePath());
         CommandResult result = runner.run(Command.of(stat, TIMEOUT, "--file-system", "--format", "%S %b %f %a %c %d",
-                "--", path.toString()));
+                "--", mount.get().pathForChild()));
         if (!result.succeeded()) {
             return answer.setVolumeCondition(abnormal(unreadable.orElse("statfs of " + path + " failed: "
                     + result.diagnostic()))).build();
@@ -93,7 +90,7 @@ public final class VolumeStats {
                 .setTotal(blocks * blockSize).setAvailable(available * blockSize).setUsed((blocks - free) * blockSize));
         answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.INODES)
                 .setTotal(inodes).setAvailable(freeInodes).setUsed(inodes - freeInodes));
-        boolean wentReadOnly = mount.get().superOptions().contains("ro");
+        boolean wentReadOnly = mount.get().entry().superOptions().contains("ro");
         if (unreadable.isPresent()) {
             answer.setVolumeCondition(abnormal(unreadable.get()));
         } else if (wentReadOnly) {

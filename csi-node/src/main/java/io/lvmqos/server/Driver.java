@@ -75,7 +75,7 @@ public final class Driver {
                 new MountedDeviceUsers(mountTable), podLimits::reapply);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
-                new VolumeStats(runner, mountTable, conditions), locks);
+                new VolumeStats(runner, conditions), locks);
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, settings.watchKubernetes()),

@@ -7,8 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.mount.MountOptions;
+import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
+import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.mount.UnmountOutcome;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -84,10 +86,21 @@ class FilesystemsRootTest {
     }
 
     @Test
-    void growingAnUnmountedFilesystemIsRefused() {
+    void growingAFilesystemMountedFromAnotherDeviceIsRefused() throws IOException {
         filesystems.format(loop.path(), FsType.EXT4);
-        assertThrows(DriverException.FailedPrecondition.class,
-                () -> filesystems.grow(loop.path(), mountPoint, FsType.EXT4));
+        // a tmpfs where the volume should be: the pinned mount is not the device's
+        mounter.mount(Path.of("tmpfs"), mountPoint, "tmpfs", java.util.Set.of(), "size=1m");
+        try (PinnedMount other = pin()) {
+            var e = assertThrows(DriverException.FailedPrecondition.class,
+                    () -> filesystems.grow(loop.path(), other, FsType.EXT4));
+            assertTrue(e.getMessage().contains("must be mounted there"), e.getMessage());
+        }
+    }
+
+    /** The mount on the mount point, pinned through the temporary directory as a kubelet directory would be. */
+    private PinnedMount pin() {
+        return mounter.pin(new KubeletPaths(dir).beneath(), mountPoint.toAbsolutePath().normalize())
+                .orElseThrow(() -> new AssertionError(mountPoint + " is a mount point"));
     }
 
     private void formatMountAndGrow(FsType type) throws IOException {
@@ -104,7 +117,9 @@ class FilesystemsRootTest {
 
         loop.grow(LARGE);
         assertEquals(LARGE, loop.sizeBytes());
-        filesystems.grow(loop.path(), mountPoint, type);
+        try (PinnedMount mount = pin()) {
+            filesystems.grow(loop.path(), mount, type);
+        }
 
         long after = Files.getFileStore(mountPoint).getTotalSpace();
         assertTrue(after > before + (150L << 20), "grew from " + before + " to " + after + " bytes");

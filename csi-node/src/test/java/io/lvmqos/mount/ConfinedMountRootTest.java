@@ -134,4 +134,43 @@ class ConfinedMountRootTest {
         assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(beneath, parent.resolve("missing")));
         assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(beneath, kubelet.resolve("pods/none/mount")));
     }
+
+    @Test
+    void aPinnedMountIsReadThroughItsDescriptorAfterTheParentIsSwapped() throws IOException {
+        plain.bindMount(source, beneath, target, false);
+        Files.writeString(source.resolve("inside"), "the volume's");
+        Files.writeString(outsideMount.resolve("outside"), "not the volume's");
+        try (PinnedMount pinned = plain.pin(beneath, target).orElseThrow()) {
+            assertEquals(target, pinned.entry().mountPoint());
+            swapParent();
+            // the name now leads outside; the pinned descriptor still leads to the volume's mount
+            assertTrue(Files.exists(target.resolve("outside")), "the swap took effect");
+            assertTrue(Files.exists(Path.of(pinned.pathForChild()).resolve("inside")), "read through the pin");
+            assertFalse(Files.exists(Path.of(pinned.pathForChild()).resolve("outside")));
+        }
+        var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.pin(beneath, target));
+        assertTrue(e.getMessage().contains("symlink"), e.getMessage());
+    }
+
+    @Test
+    void pinTellsAMissingPathFromAPlainDirectory() {
+        assertTrue(plain.pin(beneath, target).isEmpty(), "a directory that is not a mount point");
+        assertThrows(DriverException.NotFound.class, () -> plain.pin(beneath, parent.resolve("missing")));
+        assertThrows(DriverException.NotFound.class, () -> plain.pin(beneath, kubelet.resolve("pods/none/mount")));
+    }
+
+    @Test
+    void anUnmountOfAnotherMountThanThePinnedOneIsRefused() {
+        plain.bindMount(source, beneath, target, false);
+        int pinnedId;
+        try (PinnedMount pinned = plain.pin(beneath, target).orElseThrow()) {
+            pinnedId = pinned.entry().mountId();
+        }
+        // another mount stacked on the path between the read and the unmount
+        plain.bindMount(source, beneath, target, false);
+        var e = assertThrows(DriverException.FailedPrecondition.class,
+                () -> plain.unmount(beneath, target, java.util.OptionalInt.of(pinnedId)));
+        assertTrue(e.getMessage().contains("changed while it was being unmounted"), e.getMessage());
+        assertEquals(2, table.read().stream().filter(m -> m.mountPoint().equals(target)).count(), "nothing unmounted");
+    }
 }

@@ -285,6 +285,12 @@ public class NodeCheck {
         assertTrue(limitsFile(pod).contains(deviceNumberOf(volume)), "pod UID taken from the block publish path");
         Rate rate = GuestPods.fio(pod, "write", GuestPods.sequential("write", target, "32M", true));
         assertWithin10Percent(4 * MIB, rate.bytesPerSecond(), "direct writes to the raw device");
+        // stats of a raw block publish: the device node bound at the target is the volume's
+        Csi.NodeGetVolumeStatsResponse stats = driver.client().node().nodeGetVolumeStats(Csi.NodeGetVolumeStatsRequest
+                .newBuilder().setVolumeId(volume.getVolumeId()).setVolumePath(target.toString()).build());
+        assertEquals(List.of(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES).setTotal(64 * MIB)
+                .build()), stats.getUsageList());
+        assertFalse(stats.getVolumeCondition().getAbnormal(), stats.getVolumeCondition().getMessage());
     }
 
     @Test

@@ -137,39 +137,121 @@ public class PathRaceCheck {
         assertEquals(List.of(staging.toString()), mountsOfVolume(), "staged once, at the first path");
     }
 
-    private void race(String what, Path target, Path swapped, Path decoy) throws Exception {
-        AtomicBoolean running = new AtomicBoolean(true);
-        AtomicLong swaps = new AtomicLong();
-        Thread swapper = new Thread(() -> {
-            while (running.get()) {
-                if (rename.renameat2(AT_FDCWD, swapped.toString(), AT_FDCWD, decoy.toString(), RENAME_EXCHANGE) == 0) {
-                    swaps.incrementAndGet();
-                }
-                Thread.yield();
+    /**
+     * NodeGetVolumeStats and NodeExpandVolume of a published volume while its target's parent is
+     * swapped with a symlink to the outside directory: every answer is about the volume (its
+     * filesystem's size, never the 1 MiB outside tmpfs) or a precise error, and nothing outside
+     * is touched.
+     */
+    @Test
+    void readsThroughASwappedParentAreOfTheVolumeOrRefused() throws Exception {
+        Path csi = KUBELET.resolve("pods").resolve(UUID.randomUUID().toString()).resolve("volumes/kubernetes.io~csi");
+        Path parent = csi.resolve("pv-reads");
+        Path target = parent.resolve("mount");
+        Files.createDirectories(target);
+        Path decoy = Files.createSymbolicLink(csi.resolve("pv-decoy"), OUTSIDE_MOUNT.getParent());
+        driver.client().node().nodePublishVolume(publish(target));
+        Map<Status.Code, Integer> stats = new EnumMap<>(Status.Code.class);
+        Map<Status.Code, Integer> expands = new EnumMap<>(Status.Code.class);
+        List<String> violations = new ArrayList<>();
+        Map<String, String> examples = new TreeMap<>();
+        long start = System.nanoTime();
+        long swaps;
+        try (Swapper swapper = new Swapper(parent, decoy)) {
+            for (int cycle = 0; cycle < CYCLES; cycle++) {
+                int at = cycle;
+                call(stats, examples, "stats", () -> {
+                    long total = driver.client().node().nodeGetVolumeStats(Csi.NodeGetVolumeStatsRequest.newBuilder()
+                            .setVolumeId(volumeId).setVolumePath(target.toString()).build()).getUsageList().stream()
+                            .filter(u -> u.getUnit() == Csi.VolumeUsage.Unit.BYTES).findFirst().orElseThrow().getTotal();
+                    if (total < 8 * MIB) {
+                        violations.add("cycle " + at + ": stats answered a filesystem of " + total + " bytes, not the"
+                                + " volume's");
+                    }
+                });
+                call(expands, examples, "expand", () -> driver.client().node().nodeExpandVolume(
+                        Csi.NodeExpandVolumeRequest.newBuilder().setVolumeId(volumeId).setVolumePath(target.toString())
+                                .setCapacityRange(Csi.CapacityRange.newBuilder().setRequiredBytes(16 * MIB)).build()));
+                violations.addAll(outsideDamage(cycle));
             }
-        }, "swapper");
+            swaps = swapper.swaps();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        driver.client().node().nodeUnpublishVolume(unpublish(target));
+        String report = String.format("reads under a parent swap: %d cycles in %.1f s, %d swaps; stats %s, expand %s;"
+                        + " examples %s; violations %d%s%n", CYCLES, seconds, swaps, stats, expands, examples,
+                violations.size(), violations.stream().limit(10).collect(Collectors.joining("; ", " (", ")")));
+        Files.writeString(GuestEnv.outDir().resolve("path-race.txt"), report, StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        System.out.print(report);
+        assertEquals(List.of(), violations, report);
+        assertTrue(stats.getOrDefault(Status.Code.OK, 0) > 0, "some stats answered: " + report);
+        for (var codes : List.of(stats, expands)) {
+            for (Status.Code code : codes.keySet()) {
+                assertTrue(code == Status.Code.OK || PRECISE.contains(code), "an imprecise answer " + code + ": "
+                        + report);
+            }
+        }
+    }
+
+    /**
+     * Exchanges a directory with a symlink (renameat2 RENAME_EXCHANGE, atomic) in a loop on a
+     * thread of its own until closed, then puts the directory back at its own name; the decoy
+     * symlink must have survived.
+     */
+    private static final class Swapper implements AutoCloseable {
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final AtomicLong swaps = new AtomicLong();
+        private final Path swapped;
+        private final Path decoy;
+        private final Thread thread;
+
+        Swapper(Path swapped, Path decoy) {
+            this.swapped = swapped;
+            this.decoy = decoy;
+            this.thread = new Thread(() -> {
+                while (running.get()) {
+                    if (rename.renameat2(AT_FDCWD, swapped.toString(), AT_FDCWD, decoy.toString(), RENAME_EXCHANGE)
+                            == 0) {
+                        swaps.incrementAndGet();
+                    }
+                    Thread.yield();
+                }
+            }, "swapper");
+            thread.start();
+        }
+
+        long swaps() {
+            return swaps.get();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running.set(false);
+            thread.join();
+            if (Files.isSymbolicLink(swapped) && Files.isDirectory(decoy, LinkOption.NOFOLLOW_LINKS)) {
+                assertEquals(0, rename.renameat2(AT_FDCWD, swapped.toString(), AT_FDCWD, decoy.toString(),
+                        RENAME_EXCHANGE), "swapped back");
+            }
+        }
+    }
+
+    private void race(String what, Path target, Path swapped, Path decoy) throws Exception {
         Map<Status.Code, Integer> publishes = new EnumMap<>(Status.Code.class);
         Map<Status.Code, Integer> unpublishes = new EnumMap<>(Status.Code.class);
         List<String> violations = new ArrayList<>();
         Map<String, String> examples = new TreeMap<>();
         long start = System.nanoTime();
-        swapper.start();
-        try {
+        long swaps;
+        try (Swapper swapper = new Swapper(swapped, decoy)) {
             for (int cycle = 0; cycle < CYCLES; cycle++) {
                 call(publishes, examples, "publish", () -> driver.client().node().nodePublishVolume(publish(target)));
                 call(unpublishes, examples, "unpublish", () -> driver.client().node().nodeUnpublishVolume(unpublish(target)));
                 violations.addAll(outsideDamage(cycle));
             }
-        } finally {
-            running.set(false);
-            swapper.join();
+            swaps = swapper.swaps();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
-        // back to the real directory at its own name (the decoy symlink must have survived)
-        if (Files.isSymbolicLink(swapped) && Files.isDirectory(decoy, LinkOption.NOFOLLOW_LINKS)) {
-            assertEquals(0, rename.renameat2(AT_FDCWD, swapped.toString(), AT_FDCWD, decoy.toString(),
-                    RENAME_EXCHANGE), "swapped back");
-        }
         if (!Files.isSymbolicLink(decoy)) {
             violations.add("the decoy symlink " + decoy + " was removed or replaced");
         }
@@ -197,7 +279,7 @@ public class PathRaceCheck {
         }
         String report = String.format("%s swap: %d cycles in %.1f s, %d swaps; publish %s, unpublish %s; "
                         + "examples %s; violations %d%s; mounts of the volume left %s%n", what, CYCLES, seconds,
-                swaps.get(), publishes, unpublishes, examples, violations.size(),
+                swaps, publishes, unpublishes, examples, violations.size(),
                 violations.stream().limit(10).collect(Collectors.joining("; ", " (", ")")), left);
         Files.writeString(GuestEnv.outDir().resolve("path-race.txt"), report, StandardCharsets.UTF_8,
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);

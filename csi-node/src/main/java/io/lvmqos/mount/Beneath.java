@@ -101,6 +101,15 @@ public final class Beneath {
             }
         }
 
+        /** fstatfs(2) of the filesystem the descriptor is on; INTERNAL with the errno when it fails. */
+        public FilesystemUsage usage() {
+            long[] statfs = new long[15];
+            if (libc.fstatfs(fd, statfs) != 0) {
+                throw Mounter.failure("statfs of descriptor " + fd, lastError.getAsInt());
+            }
+            return new FilesystemUsage(statfs[1], statfs[2], statfs[3], statfs[4], statfs[5], statfs[6]);
+        }
+
         @Override
         public void close() {
             libc.close(fd);

@@ -1,6 +1,7 @@
 package io.lvmqos.mount;
 
 import jnr.ffi.annotations.In;
+import jnr.ffi.annotations.Out;
 
 /**
  * The few libc calls the mount boundary makes, bound with jnr-ffi. Every one sets errno on
@@ -30,6 +31,14 @@ public interface LibC {
      * (flags, mode, resolve: three 64-bit fields) and {@code size} its size, 24.
      */
     long syscall(long number, int dirFd, String path, @In long[] how, long size);
+
+    /**
+     * fstatfs(2), which works on an O_PATH descriptor (Linux 3.12 and later). {@code buf} receives
+     * struct statfs of the 64-bit ABIs (x86_64 and arm64 alike): eleven 64-bit words, f_type,
+     * f_bsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree, f_fsid, f_namelen, f_frsize, f_flags,
+     * then four spare ones.
+     */
+    int fstatfs(int fd, @Out long[] buf);
 
     int close(int fd);
 }

@@ -40,6 +40,11 @@ public record PinnedMount(Beneath.Fd fd, MountEntry entry) implements AutoClosea
         }
     }
 
+    /** statfs(2) of the pinned mount's filesystem, through the descriptor. */
+    public FilesystemUsage usage() {
+        return fd.usage();
+    }
+
     /**
      * A path that leads a child process (stat, xfs_growfs) to exactly this mount: the descriptor's
      * magic link under this process's /proc entry, which the kernel resolves to the pinned file

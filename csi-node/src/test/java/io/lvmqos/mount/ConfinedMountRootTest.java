@@ -43,7 +43,7 @@ class ConfinedMountRootTest {
         source = Files.createDirectories(real.resolve("source"));
         plain.mount(Path.of("lvmqos-test"), source, "tmpfs", Set.of(), "size=1m");
         outsideMount = Files.createDirectories(real.resolve("outside/pv/mount"));
-        plain.mount(Path.of("lvmqos-outside"), outsideMount, "tmpfs", Set.of(), "size=1m");
+        plain.mount(Path.of("lvmqos-outside"), outsideMount, "tmpfs", Set.of(), "size=2m");
         parent = kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv");
         target = Files.createDirectories(parent.resolve("mount"));
         beneath = new Beneath(NativeLibC.libc(), NativeLibC.lastError(), kubelet);
@@ -147,6 +147,11 @@ class ConfinedMountRootTest {
             assertTrue(Files.exists(target.resolve("outside")), "the swap took effect");
             assertTrue(Files.exists(Path.of(pinned.pathForChild()).resolve("inside")), "read through the pin");
             assertFalse(Files.exists(Path.of(pinned.pathForChild()).resolve("outside")));
+            // statfs through the descriptor: the 1 MiB tmpfs of the source, whatever the name leads to
+            FilesystemUsage usage = pinned.usage();
+            assertEquals(1L << 20, usage.totalBytes());
+            assertTrue(usage.inodes() > 0 && usage.freeInodes() <= usage.inodes(), usage.toString());
+            assertEquals(Files.getFileStore(source).getUsableSpace(), usage.availableBytes());
         }
         var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.pin(beneath, target));
         assertTrue(e.getMessage().contains("symlink"), e.getMessage());

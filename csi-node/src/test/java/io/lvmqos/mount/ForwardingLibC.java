@@ -45,6 +45,11 @@ class ForwardingLibC implements LibC {
     }
 
     @Override
+    public int fstatfs(int fd, long[] buf) {
+        return real.fstatfs(fd, buf);
+    }
+
+    @Override
     public int close(int fd) {
         return real.close(fd);
     }

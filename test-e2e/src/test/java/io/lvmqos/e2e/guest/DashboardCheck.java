@@ -31,8 +31,9 @@ import org.junit.jupiter.api.Test;
  * through a volume limited to writeBPS=4Mi; while it writes, the endpoint is scraped every 250 ms
  * and, halfway, ControllerModifyVolume raises the limit to 8Mi. One full scrape taken during the
  * I/O must serve every metric name and label the dashboard's queries use. The series (limit and
- * written bytes per scrape) and fio's bandwidth log are kept in the run's out directory, where
- * scripts/plot-limit-change.sh renders them.
+ * written bytes per scrape) and fio's bandwidth log (1 s means) are kept in the run's out directory, where
+ * scripts/plot-limit-change.sh renders them; dashboard-change.txt holds the call's start and reply
+ * (epoch ms).
  */
 public class DashboardCheck {
 
@@ -50,6 +51,7 @@ public class DashboardCheck {
     private static MetricsScrape busy;
     private static List<MetricsScrape> series = new ArrayList<>();
     private static long changeAt;
+    private static long repliedAt;
 
     @BeforeAll
     static void writeAcrossALimitChangeWhileScraping() throws Exception {
@@ -83,7 +85,7 @@ public class DashboardCheck {
         Process fio = new ProcessBuilder(pod.inNewContainer(List.of("fio", "--name=dashboard",
                 "--filename=" + target.resolve("data"), "--rw=write", "--bs=1M", "--size=32M", "--direct=1",
                 "--ioengine=psync", "--time_based", "--runtime=" + FIO_SECONDS, "--write_bw_log=" + fioLog,
-                "--log_avg_msec=500", "--log_unix_epoch=1")))
+                "--log_avg_msec=1000", "--log_unix_epoch=1")))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         long writing = MetricsScrape.awaitWriting(ADDRESS, List.of(ofVolume("write")), Duration.ofSeconds(30)).atMillis();
         while (fio.isAlive()) {
@@ -95,6 +97,7 @@ public class DashboardCheck {
                 changeAt = System.currentTimeMillis();
                 driver.client().controller().controllerModifyVolume(Csi.ControllerModifyVolumeRequest.newBuilder()
                         .setVolumeId(volume.getVolumeId()).putMutableParameters("writeBPS", "8Mi").build());
+                repliedAt = System.currentTimeMillis();
             }
             series.add(MetricsScrape.of(ADDRESS, SERIES_QUERY));
             TimeUnit.MILLISECONDS.sleep(250);
@@ -107,7 +110,7 @@ public class DashboardCheck {
                     .append((long) scrape.require("lvmqos_volume_io_bytes_total", ofVolume("write"))).append('\n');
         }
         Files.writeString(GuestEnv.outDir().resolve("dashboard-series.tsv"), tsv);
-        Files.writeString(GuestEnv.outDir().resolve("dashboard-change.txt"), changeAt + "\n");
+        Files.writeString(GuestEnv.outDir().resolve("dashboard-change.txt"), changeAt + " " + repliedAt + "\n");
         Files.writeString(GuestEnv.outDir().resolve("dashboard-scrape.txt"), busy.text());
     }
 

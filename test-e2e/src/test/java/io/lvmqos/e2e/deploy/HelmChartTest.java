@@ -12,6 +12,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -166,6 +170,29 @@ class HelmChartTest {
         for (String name : named) {
             assertTrue(refusal.get().contains(name), "the message names " + name + ": " + refusal.get());
         }
+    }
+
+    /** deploy/README.md's values table names every top-level value of values.yaml, and nothing else. */
+    @Test
+    void theGuidesValuesTableCoversValuesYaml() throws IOException {
+        String guide = Files.readString(DeployTree.readme());
+        int start = guide.indexOf("\n## Install with Helm");
+        assertTrue(start >= 0, "deploy/README.md has a section Install with Helm");
+        String section = guide.substring(start, guide.indexOf("\n## ", start + 1));
+        Set<String> documented = new TreeSet<>();
+        for (String line : section.split("\n")) {
+            if (line.startsWith("| `")) {
+                Matcher name = Pattern.compile("`([a-zA-Z]+)[.`<]")
+                        .matcher(line.split("\\|")[1]);
+                while (name.find()) {
+                    documented.add(name.group(1));
+                }
+            }
+        }
+        Set<String> values = new TreeSet<>(DeployTree.parse(HelmChart.dir().resolve("values.yaml"))
+                .getFirst().map().keySet().stream().map(String::valueOf).toList());
+        values.remove("namespace"); // explained in the text above the table
+        assertEquals(values, documented);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.lvmqos.e2e;
 
+import io.lvmqos.e2e.guest.DashboardCheck;
 import io.lvmqos.e2e.guest.MetricsCheck;
 import io.lvmqos.e2e.guest.ModifyCheck;
 import io.lvmqos.e2e.guest.NodeCheck;
@@ -28,7 +29,7 @@ class NodeIT {
     @TestFactory
     Stream<DynamicTest> nodeOnCgroupV2() {
         return GuestJUnit.dynamicTests(guest("node-v2", CgroupMode.V2), NodeCheck.class, PropagationCheck.class,
-                MetricsCheck.class);
+                MetricsCheck.class, DashboardCheck.class);
     }
 
     /**

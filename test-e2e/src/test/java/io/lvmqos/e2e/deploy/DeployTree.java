@@ -3,10 +3,12 @@ package io.lvmqos.e2e.deploy;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -23,12 +25,27 @@ final class DeployTree {
     /** The repository root: the nearest directory upwards that holds deploy/kubernetes. */
     static Path root() {
         Path dir = Path.of("").toAbsolutePath();
+        return above(dir).or(() -> above(testClasses()))
+                .orElseThrow(() -> new AssertionError("no deploy/kubernetes/kustomization.yaml above " + dir
+                        + " or above " + testClasses()));
+    }
+
+    private static Optional<Path> above(Path dir) {
         for (Path candidate = dir; candidate != null; candidate = candidate.getParent()) {
             if (Files.isRegularFile(candidate.resolve("deploy/kubernetes/kustomization.yaml"))) {
-                return candidate;
+                return Optional.of(candidate);
             }
         }
-        throw new AssertionError("no deploy/kubernetes/kustomization.yaml above " + dir);
+        return Optional.empty();
+    }
+
+    /** Where these classes were loaded from: in the UML guest, whose working directory is /tmp, the way back to the checkout. */
+    private static Path testClasses() {
+        try {
+            return Path.of(DeployTree.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static Path kubernetesDir() {

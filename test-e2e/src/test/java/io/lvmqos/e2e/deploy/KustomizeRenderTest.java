@@ -4,16 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,29 +20,19 @@ class KustomizeRenderTest {
 
     private static List<YamlNode> rendered;
 
-    private static Optional<Path> kubectl() {
-        String path = System.getenv().getOrDefault("PATH", "");
-        return Stream.of(path.split(":")).filter(dir -> !dir.isEmpty()).map(dir -> Path.of(dir, "kubectl"))
-                .filter(Files::isExecutable).findFirst();
-    }
-
     @BeforeAll
     static void render(@TempDir Path scratch) throws IOException, InterruptedException {
-        Optional<Path> kubectl = kubectl();
+        Optional<Path> kubectl = KustomizeBase.kubectl();
         Assumptions.assumeTrue(kubectl.isPresent(),
                 "kubectl is not on PATH: the kustomize rendering of deploy/kubernetes is not checked here");
-        Path output = scratch.resolve("rendered.yaml");
-        Path errors = scratch.resolve("stderr.txt");
-        Process process = new ProcessBuilder(kubectl.get().toString(), "kustomize",
-                DeployTree.kubernetesDir().toString())
-                .redirectOutput(output.toFile()).redirectError(errors.toFile()).start();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            throw new AssertionError("kubectl kustomize did not finish in 60 s");
-        }
-        assertEquals(0, process.exitValue(), "kubectl kustomize deploy/kubernetes failed: "
-                + Files.readString(errors, StandardCharsets.UTF_8));
-        rendered = DeployTree.parse(Files.readString(output, StandardCharsets.UTF_8), "kubectl kustomize");
+        rendered = KustomizeBase.byKubectl(kubectl.get(), scratch);
+    }
+
+    /** The stand-in that the Helm comparison uses where kubectl is missing renders what kustomize does. */
+    @Test
+    void theKustomizationsTransformationsAppliedHereGiveKubectlsRendering() {
+        List<String> differences = ObjectDiff.between(rendered, KustomizeBase.byTransformations());
+        assertTrue(differences.isEmpty(), String.join("\n", differences));
     }
 
     @Test

@@ -56,4 +56,9 @@ class CriIT {
     Stream<DynamicTest> containerdOnCgroupV2() {
         return GuestJUnit.dynamicTests(guest("cri-v2", CgroupMode.V2), CriCheck.class);
     }
+
+    @TestFactory
+    Stream<DynamicTest> containerdOnCgroupV1() {
+        return GuestJUnit.dynamicTests(guest("cri-v1", CgroupMode.V1), CriCheck.class);
+    }
 }

@@ -118,6 +118,17 @@ final class CriPods {
         }
     }
 
+    /** Runs a command in a running container (kubelet's exec probes and kubectl exec go this way). */
+    static String exec(CriClient cri, String containerId, String... command) {
+        Cri.ExecSyncResponse response = cri.runtime().execSync(Cri.ExecSyncRequest.newBuilder()
+                .setContainerId(containerId).addAllCmd(List.of(command)).setTimeout(60).build());
+        if (response.getExitCode() != 0) {
+            throw new AssertionError(String.join(" ", command) + " in " + containerId + " exited with "
+                    + response.getExitCode() + ": " + response.getStderr().toStringUtf8());
+        }
+        return response.getStdout().toStringUtf8();
+    }
+
     /** The container's log as containerd wrote it (CRI log format: time, stream, tag, text). */
     static String log(Sandbox sandbox, String containerName) throws IOException {
         Path log = Path.of(sandbox.config().getLogDirectory(), containerName, "0.log");

@@ -2,7 +2,9 @@
 # pick a JDK >= 21, and choose a user-mode-Linux kernel that boots on this host. Sourced, not executed.
 
 # patchelf points a newer Debian suite's linux.uml at the C library unpacked beside it (lvmqos_pick_uml).
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf"
+# umoci makes the images' OCI archives (scripts/build-image); gcc and libc6-dev build its static pause
+# program; containerd and runc are the container runtime of the UML test node.
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc"
 
 lvmqos_install_packages() {
   missing=""
@@ -149,22 +151,29 @@ lvmqos_debian_uri() {
   fi
 }
 
+# lvmqos_apt_private DIR SUITE: makes DIR a private apt configuration for SUITE of this machine's own
+# archive (for lvmqos_uml_apt, which reads $uml_apt) and updates its lists; on failure prints one line
+# saying why and returns 1. The image build (scripts/build-image) uses it too.
+lvmqos_apt_private() {
+  uml_apt=$1 private_suite=$2
+  private_uri=$(lvmqos_debian_uri)
+  if [ -z "$private_uri" ]; then echo "this machine's apt sources name no Debian archive"; return 1; fi
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  mkdir -p "$uml_apt/lists/partial" "$uml_apt/cache/archives/partial" "$uml_apt/debs" || {
+    echo "cannot write to $uml_apt"; return 1; }
+  : > "$uml_apt/status"
+  echo "deb [signed-by=$keyring] $private_uri $private_suite main" > "$uml_apt/sources.list"
+  if ! private_out=$(lvmqos_uml_apt apt-get update 2>&1); then
+    echo "apt-get update of $private_suite failed: $(printf '%s' "$private_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
+    return 1
+  fi
+}
+
 # lvmqos_uml_fetch SUITE: brings that suite's user-mode-linux, with its libc6, into the cache (once per
 # version) and prints the cached directory; on failure prints one line saying why and returns 1.
 lvmqos_uml_fetch() {
   fetch_suite=$1
-  uml_apt=$LVMQOS_UML_CACHE/apt/$fetch_suite
-  fetch_uri=$(lvmqos_debian_uri)
-  if [ -z "$fetch_uri" ]; then echo "this machine's apt sources name no Debian archive"; return 1; fi
-  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-  mkdir -p "$uml_apt/lists/partial" "$uml_apt/cache/archives/partial" "$uml_apt/debs" || {
-    echo "cannot write to $LVMQOS_UML_CACHE"; return 1; }
-  : > "$uml_apt/status"
-  echo "deb [signed-by=$keyring] $fetch_uri $fetch_suite main" > "$uml_apt/sources.list"
-  if ! fetch_out=$(lvmqos_uml_apt apt-get update 2>&1); then
-    echo "apt-get update of $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
-    return 1
-  fi
+  lvmqos_apt_private "$LVMQOS_UML_CACHE/apt/$fetch_suite" "$fetch_suite" || return 1
   fetch_version=$(lvmqos_uml_apt apt-cache policy user-mode-linux 2>/dev/null | sed -n 's/^ *Candidate: //p')
   case "$fetch_version" in
     ''|'(none)') echo "$fetch_suite has no user-mode-linux"; return 1 ;;

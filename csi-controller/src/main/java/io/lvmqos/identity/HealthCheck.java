@@ -55,6 +55,8 @@ public final class HealthCheck implements AutoCloseable {
     /** When the oldest check that lvm has not answered yet began; empty while lvm has answered the last one. */
     private final AtomicReference<OptionalLong> waitingSince = new AtomicReference<>(OptionalLong.empty());
     private final AtomicBoolean overdueLogged = new AtomicBoolean();
+    /** A fault of the deployment found at start-up, which no later check can clear. */
+    private volatile Optional<String> misconfiguration = Optional.empty();
     private final ScheduledExecutorService scheduler =
             Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("health-check").factory());
 
@@ -76,8 +78,20 @@ public final class HealthCheck implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(this::check, 0, period.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Probe answers not ready for good, with this reason: the process runs but cannot serve as deployed
+     * (a restart, which a failed liveness brings, shows the same reason again in the log).
+     */
+    public void misconfigured(String reason) {
+        misconfiguration = Optional.of(reason);
+        log.error("not ready: {}", reason);
+    }
+
     /** Probe's answer: the last check's verdict, unless lvm has left the checks unanswered past the bound. */
     public Verdict verdict() {
+        if (misconfiguration.isPresent()) {
+            return new Verdict(false, misconfiguration);
+        }
         OptionalLong since = waitingSince.get();
         if (since.isPresent()) {
             long waited = nanoClock.getAsLong() - since.getAsLong();

@@ -58,6 +58,17 @@ class HealthCheckTest {
     }
 
     @Test
+    void aMisconfigurationKeepsProbeNotReadyWhateverLvmAnswers() {
+        health.misconfigured("/var/lib/kubelet/pods is not shared: mountPropagation: Bidirectional");
+
+        health.check();
+
+        HealthCheck.Verdict verdict = health.verdict();
+        assertFalse(verdict.ready());
+        assertTrue(verdict.reason().orElseThrow().contains("mountPropagation: Bidirectional"), verdict.toString());
+    }
+
+    @Test
     void anLvmThatTimesOutLeavesAReadyNodeReadyWithinTheBound() {
         health.check();
         failure.set(TIMES_OUT);

@@ -50,18 +50,24 @@ public final class KubeletPaths {
     private final Path realRoot;
     private final Optional<String> driverName;
     private final Beneath beneath;
+    private final KubeletPropagation propagation;
 
     /** Paths of any CSI driver's layout: for tools that handle paths, not volumes of one driver. */
     public KubeletPaths(Path kubeletDir) {
-        this(kubeletDir, Optional.empty());
+        this(kubeletDir, Optional.empty(), Optional.empty());
     }
 
     /** Paths of {@code driverName}'s volumes, as kubelet lays them out. */
     public KubeletPaths(Path kubeletDir, String driverName) {
-        this(kubeletDir, Optional.of(driverName));
+        this(kubeletDir, Optional.of(driverName), Optional.empty());
     }
 
-    private KubeletPaths(Path kubeletDir, Optional<String> driverName) {
+    /** As the node plugin uses them: also whether its mounts there reach the host, from this mount table. */
+    public KubeletPaths(Path kubeletDir, String driverName, MountTable mountTable) {
+        this(kubeletDir, Optional.of(driverName), Optional.of(mountTable));
+    }
+
+    private KubeletPaths(Path kubeletDir, Optional<String> driverName, Optional<MountTable> mountTable) {
         this.driverName = driverName;
         if (!kubeletDir.isAbsolute()) {
             throw DriverException.invalidArgument("kubelet directory " + kubeletDir + " must be absolute");
@@ -73,10 +79,17 @@ public final class KubeletPaths {
             throw DriverException.failedPrecondition("kubelet directory " + kubeletDir + " is not usable: " + e);
         }
         this.beneath = new Beneath(NativeLibC.libc(), NativeLibC.lastError(), realRoot);
+        this.propagation = mountTable.map(table -> KubeletPropagation.of(table.read(), realRoot))
+                .orElseGet(KubeletPropagation::unchecked);
     }
 
     public Path root() {
         return realRoot;
+    }
+
+    /** Whether mounts made here reach the host (checked once, when the plugin's paths were made). */
+    public KubeletPropagation propagation() {
+        return propagation;
     }
 
     /**

@@ -176,6 +176,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodePublishVolume(Csi.NodePublishVolumeRequest request,
                                   StreamObserver<Csi.NodePublishVolumeResponse> reply) {
+        // a publish that could only land in this container is refused, not done into the void
+        paths.propagation().requireShared();
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         requireArgument(!request.getTargetPath().isEmpty(), "target_path must not be empty");
         requireArgument(request.hasVolumeCapability(), "volume_capability must be given");

@@ -56,7 +56,8 @@ public final class Driver {
         KeyedLocks locks = new KeyedLocks();
         MountTable mountTable = new MountTable();
         java.nio.file.Files.createDirectories(settings.kubeletDir());
-        KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName());
+        KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName(), mountTable);
+        kubeletPaths.propagation().problem().ifPresent(health::misconfigured);
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
         CgroupLimitsWriter limitsWriter = new CgroupLimitsWriter(settings.cgroupRoot());
         ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);

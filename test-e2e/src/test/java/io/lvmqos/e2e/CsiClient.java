@@ -28,15 +28,23 @@ public final class CsiClient implements AutoCloseable {
     }
 
     public static CsiClient connect(Path socket) {
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        ManagedChannel channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+        EventLoopGroup group = newEventLoopGroup();
+        return new CsiClient(unixChannel(socket, group), group);
+    }
+
+    static EventLoopGroup newEventLoopGroup() {
+        return new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    }
+
+    /** A plaintext gRPC channel over a unix socket, as kubelet opens one to a plugin or a runtime. */
+    static ManagedChannel unixChannel(Path socket, EventLoopGroup group) {
+        return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollDomainSocketChannel.class)
                 .eventLoopGroup(group)
                 // as in the driver's server: no TCP keepalive on a unix socket, and no warning about it
                 .withOption(ChannelOption.SO_KEEPALIVE, null)
                 .usePlaintext()
                 .build();
-        return new CsiClient(channel, group);
     }
 
     /** Waits until the socket file exists, for a driver that is still starting. */

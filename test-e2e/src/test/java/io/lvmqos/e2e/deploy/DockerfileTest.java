@@ -32,7 +32,7 @@ class DockerfileTest {
     }
 
     /** The packages that apt-get installs in a stage. */
-    private static List<String> installedPackages(Stage stage) {
+    static List<String> installedPackages(Stage stage) {
         Matcher matcher = Pattern.compile("apt-get install ([^&;|]*)").matcher(stage.runText());
         List<String> packages = new java.util.ArrayList<>();
         while (matcher.find()) {
@@ -170,7 +170,7 @@ class DockerfileTest {
         return entrypoint.subList(java, entrypoint.size());
     }
 
-    private static List<String> entrypointArgv(Instruction entrypoint) {
+    static List<String> entrypointArgv(Instruction entrypoint) {
         Object parsed = new Yaml(new SafeConstructor(new LoaderOptions())).load(entrypoint.arguments());
         if (!(parsed instanceof List<?> list)) {
             throw new AssertionError("ENTRYPOINT must be in exec form (a JSON array), so that SIGTERM reaches java: "

@@ -133,7 +133,7 @@ public class NodeCheck {
         return new Published(volume, pod, staging, target);
     }
 
-    private static String deviceNumberOf(Csi.Volume volume) {
+    static String deviceNumberOf(Csi.Volume volume) {
         String[] parts = volume.getVolumeId().split("/");
         String[] node = ok("stat", "-L", "-c", "%t:%T", "/dev/" + parts[2] + "/" + parts[3]).strip().split(":");
         return Integer.parseInt(node[0], 16) + ":" + Integer.parseInt(node[1], 16);

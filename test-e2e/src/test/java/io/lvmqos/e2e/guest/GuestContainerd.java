@@ -1,0 +1,121 @@
+package io.lvmqos.e2e.guest;
+
+import static io.lvmqos.e2e.uml.GuestCommand.ok;
+
+import io.lvmqos.e2e.CriClient;
+import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.uml.GuestCommand;
+import io.lvmqos.e2e.uml.GuestEnv;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Debian 12's containerd (1.6) with its CRI plugin, running in the guest as a node's runtime runs under
+ * kubelet: runc through the runc v2 shim, the cgroupfs driver (SystemdCgroup false), the project's own
+ * pause image as the sandbox image, and no CNI (the check's pods use the node's network). Its state is
+ * on /run (tmpfs), its images and snapshots on an ext4 file system of a disk of their own; the images
+ * are the OCI archives scripts/build-image made, imported with ctr, never pulled.
+ */
+final class GuestContainerd implements AutoCloseable {
+
+    /** Where scripts/build-image left the OCI archives (the host sets it; the guest sees the host's files). */
+    static final String IMAGE_DIR_VARIABLE = "LVMQOS_IMAGE_DIR";
+    static final Path HOME = Path.of("/run/containerd-test");
+    static final Path SOCKET = HOME.resolve("containerd.sock");
+    static final String DRIVER_IMAGE = "docker.io/library/lvmqos:0.1.0";
+    static final String PAUSE_IMAGE = "docker.io/library/lvmqos-pause:0.1.0";
+    static final String WORKLOAD_IMAGE = "docker.io/library/lvmqos-workload:0.1.0";
+    /** Pod logs: kubelet's /var/log/pods is on the guest's read-only root. */
+    static final Path POD_LOGS = HOME.resolve("pods");
+
+    private final Process process;
+    private final CriClient client;
+
+    private GuestContainerd(Process process, CriClient client) {
+        this.process = process;
+        this.client = client;
+    }
+
+    /** Starts containerd with its content and snapshots on {@code disk} (made ext4 here) and imports the images. */
+    static GuestContainerd start(Path disk) throws Exception {
+        Path root = HOME.resolve("root");
+        Files.createDirectories(root);
+        Files.createDirectories(POD_LOGS);
+        ok("mkfs.ext4", "-q", "-F", disk.toString());
+        ok("mount", disk.toString(), root.toString());
+        Path config = HOME.resolve("config.toml");
+        Files.writeString(config, config(root));
+        Process process = new ProcessBuilder("/usr/bin/containerd", "--config", config.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(GuestEnv.outDir().resolve("containerd.log").toFile())
+                .start();
+        CsiClient.awaitSocket(SOCKET, Duration.ofSeconds(60));
+        Path images = Path.of(System.getenv(IMAGE_DIR_VARIABLE));
+        importImage(images.resolve("pause.oci.tar"), PAUSE_IMAGE);
+        importImage(images.resolve("lvmqos.oci.tar"), DRIVER_IMAGE);
+        importImage(images.resolve("workload.oci.tar"), WORKLOAD_IMAGE);
+        return new GuestContainerd(process, CriClient.connect(SOCKET));
+    }
+
+    /** ctr names an archive's image base-name:tag, the tag being the archive's ref.name (0.1.0). */
+    private static void importImage(Path archive, String name) {
+        String baseName = name.substring(0, name.lastIndexOf(':'));
+        GuestCommand.run(Duration.ofMinutes(5), List.of("ctr", "--address", SOCKET.toString(), "--namespace", "k8s.io",
+                "images", "import", "--snapshotter", "native", "--base-name", baseName, archive.toString()))
+                .requireSuccess();
+        String listed = ok("ctr", "--address", SOCKET.toString(), "--namespace", "k8s.io", "images", "ls", "-q");
+        if (!listed.lines().toList().contains(name)) {
+            throw new AssertionError("importing " + archive + " made no image " + name + "; containerd has: " + listed);
+        }
+    }
+
+    private static String config(Path root) throws IOException {
+        Path cni = HOME.resolve("cni");
+        Files.createDirectories(cni.resolve("bin"));
+        Files.createDirectories(cni.resolve("conf"));
+        return """
+                version = 2
+                root = "%s"
+                state = "%s"
+                # Snapshotters this kernel or this root file system cannot serve: not loaded, not logged.
+                disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+                  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]
+
+                [grpc]
+                  address = "%s"
+
+                [plugins."io.containerd.grpc.v1.cri"]
+                  sandbox_image = "%s"
+                  stream_server_address = "127.0.0.1"
+                  stream_server_port = "0"
+                  enable_selinux = false
+                  disable_apparmor = true
+                  [plugins."io.containerd.grpc.v1.cri".containerd]
+                    # overlayfs needs overlay.ko; the native snapshotter (full copies) needs nothing
+                    snapshotter = "native"
+                    default_runtime_name = "runc"
+                    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+                      runtime_type = "io.containerd.runc.v2"
+                      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+                        SystemdCgroup = false
+                  # the guest's /etc/cni is read-only; no network plugin is configured there
+                  [plugins."io.containerd.grpc.v1.cri".cni]
+                    bin_dir = "%s"
+                    conf_dir = "%s"
+                """.formatted(root, HOME.resolve("state"), SOCKET, PAUSE_IMAGE, cni.resolve("bin"), cni.resolve("conf"));
+    }
+
+    CriClient cri() {
+        return client;
+    }
+
+    @Override
+    public void close() throws Exception {
+        client.close();
+        process.destroy();
+        process.waitFor();
+    }
+}

@@ -27,7 +27,7 @@ import java.util.Optional;
  */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
-    /** The capabilities we advertise; expansion is node-side, so EXPAND_VOLUME is not among them. */
+    /** The capabilities we advertise. */
     public static final List<Csi.ControllerServiceCapability.RPC.Type> CAPABILITIES = List.of(
             Csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
@@ -37,6 +37,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             Csi.ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.GET_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.MODIFY_VOLUME,
+            Csi.ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
 
     private final VolumeProvisioner provisioner;
@@ -179,6 +180,29 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                     + ", and the plugins do not watch Kubernetes (--watch-kubernetes) to hand the change to it");
         }
         reply.onNext(Csi.ControllerModifyVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    /**
+     * Grows the LV here, where it lives (the resizer runs beside every node's plugin), and refuses
+     * before any change when the room lacks; a filesystem is then grown by NodeExpandVolume. A raw
+     * block volume needs nothing more: its new size is the LV's.
+     */
+    @Override
+    public void controllerExpandVolume(Csi.ControllerExpandVolumeRequest request,
+                                       StreamObserver<Csi.ControllerExpandVolumeResponse> reply) {
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(request.hasCapacityRange(), "capacity_range must be given");
+        if (request.hasVolumeCapability()) {
+            Capabilities.requireSupported(List.of(request.getVolumeCapability()));
+        }
+        VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
+                .orElseThrow(() -> DriverException.notFound("volume " + Echo.of(request.getVolumeId()) + " does not exist"));
+        requireLocal(id);
+        ManagedVolume volume = provisioner.expandVolume(id, request.getCapacityRange());
+        boolean block = request.hasVolumeCapability() && request.getVolumeCapability().hasBlock();
+        reply.onNext(Csi.ControllerExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes())
+                .setNodeExpansionRequired(!block).build());
         reply.onCompleted();
     }
 

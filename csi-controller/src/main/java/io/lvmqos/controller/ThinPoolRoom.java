@@ -1,0 +1,51 @@
+package io.lvmqos.controller;
+
+import io.lvmqos.lvm.LogicalVolume;
+import java.math.BigDecimal;
+import java.util.List;
+
+/**
+ * How much a thin pool can still promise. Two bounds, the smaller wins: the pool's size times the
+ * over-provisioning ratio less the sizes of the thin LVs already in it, and the pool's data space
+ * not yet written. The second matters for ratios above 1: a pool whose promises are far below the
+ * ratio but whose data is nearly full would otherwise take new volumes it cannot hold.
+ *
+ * @param poolBytes     the pool's data size
+ * @param usedBytes     the data the pool has already allocated ({@code data_percent} of its size)
+ * @param promisedBytes the virtual sizes of its thin LVs, snapshots included
+ * @param ratio         how far the pool may be over-provisioned, at least 1
+ */
+record ThinPoolRoom(long poolBytes, long usedBytes, long promisedBytes, BigDecimal ratio) {
+
+    ThinPoolRoom {
+        if (poolBytes < 0 || usedBytes < 0 || promisedBytes < 0 || ratio.compareTo(BigDecimal.ONE) < 0) {
+            throw new IllegalArgumentException("pool " + poolBytes + ", used " + usedBytes + ", promised "
+                    + promisedBytes + ", ratio " + ratio);
+        }
+    }
+
+    static ThinPoolRoom of(LogicalVolume pool, List<LogicalVolume> lvs, BigDecimal ratio) {
+        long promised = lvs.stream().filter(lv -> lv.isThin() && pool.name().equals(lv.pool().orElse("")))
+                .mapToLong(LogicalVolume::sizeBytes).sum();
+        double percent = pool.dataPercent().orElse(0);
+        long used = Math.min(pool.sizeBytes(), (long) Math.ceil(pool.sizeBytes() * percent / 100));
+        return new ThinPoolRoom(pool.sizeBytes(), used, promised, ratio);
+    }
+
+    /** The most the pool's thin LVs may add up to: its size times the ratio. */
+    long ceilingBytes() {
+        return ratio.multiply(BigDecimal.valueOf(poolBytes)).longValue();
+    }
+
+    /** How many more bytes of thin LVs (new ones, or growth of existing ones) the pool can promise now. */
+    long availableBytes() {
+        long underRatio = Math.max(0, ceilingBytes() - promisedBytes);
+        long unwritten = Math.max(0, poolBytes - usedBytes);
+        return Math.min(underRatio, unwritten);
+    }
+
+    String describe() {
+        return promisedBytes + " bytes promised and " + usedBytes + " bytes written of " + poolBytes
+                + " at over-provisioning ratio " + ratio.toPlainString();
+    }
+}

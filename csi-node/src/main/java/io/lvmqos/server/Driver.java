@@ -11,6 +11,9 @@ import io.lvmqos.kube.VolumeAttributesWatcher;
 import io.lvmqos.kube.VolumeModifier;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.metadata.SnapshotMetadataReader;
+import io.lvmqos.metadata.SnapshotMetadataService;
+import io.lvmqos.metadata.ThinPoolMetadata;
 import io.lvmqos.metrics.DeviceMapperName;
 import io.lvmqos.metrics.MetricsServer;
 import io.lvmqos.metrics.SysBlock;
@@ -76,10 +79,13 @@ public final class Driver {
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
                 new VolumeStats(runner, mountTable, conditions), locks);
+        SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),
+                locks, settings.nodeId(), settings.volumeGroups());
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, settings.watchKubernetes()),
-                node);
+                node,
+                new SnapshotMetadataService(snapshotMetadata));
         // before the socket: an address that cannot be bound stops the start, loudly
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
@@ -95,6 +101,11 @@ public final class Driver {
                 podLimits.resume();
             } catch (RuntimeException e) {
                 log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
+            }
+            try {
+                snapshotMetadata.releaseStale();
+            } catch (RuntimeException e) {
+                log.warn("could not release thin pools' metadata snapshots left held: {}", e.getMessage());
             }
             try {
                 catalog.reload();

@@ -7,8 +7,9 @@ import java.util.List;
 /**
  * How much a thin pool can still promise. Two bounds, the smaller wins: the pool's size times the
  * over-provisioning ratio less the sizes of the thin LVs already in it, and the pool's data space
- * not yet written. The second matters for ratios above 1: a pool whose promises are far below the
- * ratio but whose data is nearly full would otherwise take new volumes it cannot hold.
+ * not yet written, times the same ratio. The second matters once data fills the pool: promises far
+ * below the ratio would otherwise still admit new volumes into a pool that is nearly full. In an
+ * empty pool both bounds are equal, so one volume may be larger than the pool when the ratio allows.
  *
  * @param poolBytes     the pool's data size
  * @param usedBytes     the data the pool has already allocated ({@code data_percent} of its size)
@@ -40,7 +41,7 @@ record ThinPoolRoom(long poolBytes, long usedBytes, long promisedBytes, BigDecim
     /** How many more bytes of thin LVs (new ones, or growth of existing ones) the pool can promise now. */
     long availableBytes() {
         long underRatio = Math.max(0, ceilingBytes() - promisedBytes);
-        long unwritten = Math.max(0, poolBytes - usedBytes);
+        long unwritten = ratio.multiply(BigDecimal.valueOf(Math.max(0, poolBytes - usedBytes))).longValue();
         return Math.min(underRatio, unwritten);
     }
 

@@ -27,7 +27,12 @@ class ThinPoolRoomTest {
     @Test
     void dataAlreadyWrittenBoundsTheRoomEvenWhenTheRatioWouldAllowMore() {
         ThinPoolRoom room = new ThinPoolRoom(2 * GIB, 2 * GIB - GIB / 8, 2 * GIB, new BigDecimal("4"));
-        assertEquals(GIB / 8, room.availableBytes(), "6 GiB under the ratio, but only 128 MiB unwritten");
+        assertEquals(GIB / 2, room.availableBytes(), "6 GiB under the ratio, but only 128 MiB unwritten, times 4");
+    }
+
+    @Test
+    void inAnEmptyPoolOneVolumeMayBeLargerThanThePoolUnderARatio() {
+        assertEquals(4 * GIB, new ThinPoolRoom(2 * GIB, 0, 0, new BigDecimal("2")).availableBytes());
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.lvmqos.e2e;
 
+import io.lvmqos.e2e.guest.LargeDeltaCheck;
 import io.lvmqos.e2e.guest.SnapshotMetadataCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -22,5 +23,18 @@ class SnapshotMetadataIT {
                 .cgroup(CgroupMode.V2)
                 .timeout(Duration.ofMinutes(10));
         return GuestJUnit.dynamicTests(guest, SnapshotMetadataCheck.class);
+    }
+
+    /** A 7 GiB pool holding 102 400 allocated 64 KiB chunks; the ubd file stays sparse but for the writes. */
+    @TestFactory
+    Stream<DynamicTest> aLargeDeltaStreams() {
+        UmlGuest.Builder guest = UmlGuest.builder()
+                .name("large-delta")
+                .disk("8G")
+                .volumeGroup("lvmqos", 0)
+                .thinPool("lvmqos", "thinpool", "7G")
+                .cgroup(CgroupMode.V2)
+                .timeout(Duration.ofMinutes(15));
+        return GuestJUnit.dynamicTests(guest, LargeDeltaCheck.class);
     }
 }

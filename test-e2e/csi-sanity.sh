@@ -7,7 +7,7 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
   cat >&2 <<'MSG'
 usage: test-e2e/csi-sanity.sh /path/to/csi-sanity [extra flags]
 
-csi-sanity is not part of lvmqos. Build it from kubernetes-csi/csi-test (v5.3.1 or later):
+csi-sanity is not part of lvmqos. Build it from kubernetes-csi/csi-test (v5.4.0 or later: v5.3.1 rejects the driver's SNAPSHOT_METADATA_SERVICE capability):
   git clone --branch v5.3.1 https://github.com/kubernetes-csi/csi-test
   cd csi-test/cmd/csi-sanity && go build -o /usr/local/bin/csi-sanity .
 then run this script with its path.

@@ -184,9 +184,15 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     }
 
     /**
-     * Grows the LV here, where it lives (the resizer runs beside every node's plugin), and refuses
-     * before any change when the room lacks; a filesystem is then grown by NodeExpandVolume. A raw
-     * block volume needs nothing more: its new size is the LV's.
+     * Grows the LV here, on its node, and refuses before any change when the room lacks; a
+     * filesystem is then grown by NodeExpandVolume. A raw block volume needs nothing more: its new
+     * size is the LV's.
+     *
+     * <p>The external-resizer is leader-elected (it has no per-node mode yet), so it may call the
+     * plugin of a node that does not hold the volume and cannot see its volume group. That plugin
+     * answers with the requested size and node_expansion_required, changing nothing: kubelet's
+     * NodeExpandVolume on the owning node then grows the LV after the same check of the room. For
+     * such volumes a refusal comes at that step, after Kubernetes has recorded the new size.
      */
     @Override
     public void controllerExpandVolume(Csi.ControllerExpandVolumeRequest request,
@@ -198,7 +204,14 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         }
         VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
                 .orElseThrow(() -> DriverException.notFound("volume " + Echo.of(request.getVolumeId()) + " does not exist"));
-        requireLocal(id);
+        if (!id.isOn(node)) {
+            CapacityRequest.of(request.getCapacityRange());
+            reply.onNext(Csi.ControllerExpandVolumeResponse.newBuilder()
+                    .setCapacityBytes(request.getCapacityRange().getRequiredBytes())
+                    .setNodeExpansionRequired(true).build());
+            reply.onCompleted();
+            return;
+        }
         ManagedVolume volume = provisioner.expandVolume(id, request.getCapacityRange());
         boolean block = request.hasVolumeCapability() && request.getVolumeCapability().hasBlock();
         reply.onNext(Csi.ControllerExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes())

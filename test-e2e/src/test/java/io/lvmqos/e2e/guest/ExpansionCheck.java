@@ -225,4 +225,16 @@ public class ExpansionCheck {
                 Csi.ControllerExpandVolumeRequest.newBuilder().setVolumeId(missing)
                         .setCapacityRange(Csi.CapacityRange.newBuilder().setRequiredBytes(32 * MIB)).build()));
     }
+
+    @Test
+    void anotherNodesVolumeIsLeftToItsNodesExpansion() {
+        long seqno = metadataSeqno();
+        Csi.ControllerExpandVolumeResponse answer = driver.client().controller().controllerExpandVolume(
+                Csi.ControllerExpandVolumeRequest.newBuilder().setVolumeId("lvmqos/other-node/lvmqos/vol_elsewhere_0")
+                        .setCapacityRange(Csi.CapacityRange.newBuilder().setRequiredBytes(64 * MIB))
+                        .setVolumeCapability(Csi2.block()).build());
+        assertEquals(64 * MIB, answer.getCapacityBytes());
+        assertTrue(answer.getNodeExpansionRequired(), "the owning node grows it, with the same check");
+        assertEquals(seqno, metadataSeqno());
+    }
 }

@@ -173,6 +173,7 @@ public class SnapshotMetadataCheck {
         String s2 = snapshot("cbt-s2", volume);
 
         List<Csi.BlockMetadata> changed = delta(s1, s2, 0, 0);
+        printExchange(s1, s2);
         assertEquals(new TreeSet<>(List.of(3L, 5L, 7L, 8L, 10L)), chunks(changed, chunk, volume.getCapacityBytes()),
                 "the chunks written or discarded between s1 and s2, and no others: " + changed);
 
@@ -258,5 +259,17 @@ public class SnapshotMetadataCheck {
         }
         assertTrue(!heldMetadataSnapshot(), "the metadata snapshot was released: "
                 + GuestCommand.run("dmsetup", "status").stdout());
+    }
+
+    /** One real exchange, in protobuf's text form, for the README's section for backup users. */
+    private static void printExchange(String base, String target) {
+        Csi.GetMetadataDeltaRequest request = Csi.GetMetadataDeltaRequest.newBuilder().setBaseSnapshotId(base)
+                .setTargetSnapshotId(target).setMaxResults(4).build();
+        StringBuilder text = new StringBuilder("GetMetadataDelta exchange\n> ").append(
+                com.google.protobuf.TextFormat.printer().shortDebugString(request)).append('\n');
+        driver.client().snapshotMetadata().withDeadlineAfter(60, TimeUnit.SECONDS).getMetadataDelta(request)
+                .forEachRemaining(page -> text.append("< ").append(com.google.protobuf.TextFormat.printer()
+                        .shortDebugString(page)).append('\n'));
+        System.out.print(text);
     }
 }

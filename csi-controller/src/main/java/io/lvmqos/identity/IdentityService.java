@@ -31,6 +31,7 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
                 .addCapabilities(service(Csi.PluginCapability.Service.Type.CONTROLLER_SERVICE))
                 .addCapabilities(service(Csi.PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS))
                 .addCapabilities(service(Csi.PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE))
+                .addCapabilities(service(Csi.PluginCapability.Service.Type.GROUP_CONTROLLER_SERVICE))
                 .addCapabilities(Csi.PluginCapability.newBuilder().setVolumeExpansion(
                         Csi.PluginCapability.VolumeExpansion.newBuilder()
                                 .setType(Csi.PluginCapability.VolumeExpansion.Type.ONLINE)))

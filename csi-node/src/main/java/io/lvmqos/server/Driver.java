@@ -5,6 +5,8 @@ import io.lvmqos.controller.ControllerService;
 import io.lvmqos.controller.ResumableWipe;
 import io.lvmqos.controller.VolumeProvisioner;
 import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.group.GroupControllerService;
+import io.lvmqos.group.GroupSnapshots;
 import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
 import io.lvmqos.kube.VolumeAttributesWatcher;
@@ -79,13 +81,16 @@ public final class Driver {
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
                 new VolumeStats(runner, mountTable, conditions), locks);
+        GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, runner, locks, settings.nodeId(),
+                settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),
                 locks, settings.nodeId(), settings.volumeGroups());
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, settings.watchKubernetes()),
                 node,
-                new SnapshotMetadataService(snapshotMetadata));
+                new SnapshotMetadataService(snapshotMetadata),
+                new GroupControllerService(groupSnapshots));
         // before the socket: an address that cannot be bound stops the start, loudly
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
@@ -101,6 +106,11 @@ public final class Driver {
                 podLimits.resume();
             } catch (RuntimeException e) {
                 log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
+            }
+            try {
+                groupSnapshots.thawLeftFrozen();
+            } catch (RuntimeException e) {
+                log.warn("could not thaw filesystems that group snapshots left frozen: {}", e.getMessage());
             }
             try {
                 snapshotMetadata.releaseStale();

@@ -1,6 +1,7 @@
 package io.lvmqos.e2e;
 
 import csi.v1.ControllerGrpc;
+import csi.v1.GroupControllerGrpc;
 import csi.v1.IdentityGrpc;
 import csi.v1.NodeGrpc;
 import csi.v1.SnapshotMetadataGrpc;
@@ -62,6 +63,10 @@ public final class CsiClient implements AutoCloseable {
     /** Without a deadline of its own: a test gives each streaming call the one it checks. */
     public SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
         return SnapshotMetadataGrpc.newBlockingStub(channel);
+    }
+
+    public GroupControllerGrpc.GroupControllerBlockingStub groupController() {
+        return GroupControllerGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
     public NodeGrpc.NodeBlockingStub node() {

@@ -137,6 +137,7 @@ public final class GroupSnapshots {
         List<Path> frozen = new CopyOnWriteArrayList<>();
         AtomicBoolean limitPassed = new AtomicBoolean();
         List<String> made = new ArrayList<>();
+        boolean complete = false;
         long started = System.nanoTime();
         ScheduledFuture<?> watchdog = watchdogs.schedule(() -> {
             limitPassed.set(true);
@@ -161,6 +162,7 @@ public final class GroupSnapshots {
                 lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), false);
                 made.add(lvName);
             }
+            complete = !limitPassed.get() && made.size() == origins.size();
         } finally {
             watchdog.cancel(false);
             frozen.forEach(freezer::thaw);
@@ -170,9 +172,12 @@ public final class GroupSnapshots {
                     group, frozen.size(), Math.round(seconds * 1000), made.size(), origins.size());
             mounted.keySet().forEach(lv -> lvm.replaceTags(vg, lv.name(), List.of(Lvm.tag(FREEZING_TAG, freezing)),
                     List.of()));
+            if (!complete) {
+                // members taken outside one freeze are no group: none is kept
+                made.forEach(lvName -> lvm.remove(vg, lvName));
+            }
         }
-        if (limitPassed.get() || made.size() < origins.size()) {
-            made.forEach(lvName -> lvm.remove(vg, lvName));
+        if (!complete) {
             throw DriverException.aborted("group snapshot " + group + " was not taken: its " + origins.size()
                     + " snapshots did not all complete within the " + FREEZE_LIMIT.toSeconds() + " s freeze limit;"
                     + " the filesystems are thawed and nothing was kept");

@@ -85,14 +85,7 @@ public class ExpansionCheck {
     }
 
     private Path stage(Csi.Volume volume, Csi.VolumeCapability capability) {
-        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io")
-                .resolve(Integer.toHexString(volume.getVolumeId().hashCode())).resolve("globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(capability).build());
-        cleanup.add(() -> driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build()));
-        return staging;
+        return Csi2.stage(driver, volume, capability, cleanup);
     }
 
     @Test

@@ -64,14 +64,7 @@ public class GroupSnapshotCheck {
     }
 
     private Path stage(Csi.Volume volume) {
-        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io")
-                .resolve(Integer.toHexString(volume.getVolumeId().hashCode())).resolve("globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(Csi2.mount()).build());
-        cleanup.add(() -> driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build()));
-        return staging;
+        return Csi2.stage(driver, volume, Csi2.mount(), cleanup);
     }
 
     private Csi.VolumeGroupSnapshot groupSnapshot(String name, Csi.Volume... members) {

@@ -95,18 +95,22 @@ public final class SnapshotMetadataReader {
         pager.finish();
     }
 
-    /** Releases metadata snapshots that a driver killed during a read left held: at start-up, before any read. */
-    public void releaseStale() {
-        for (String vg : volumeGroups) {
-            lvm.thinDevices(vg).stream().map(ThinDevice::pool).distinct().forEach(pool -> {
-                try (KeyedLocks.Held held = locks.lock(lockKey(vg, pool))) {
-                    if (metadata.release(vg, pool)) {
-                        log.info("released the metadata snapshot of thin pool {}/{} that an earlier run left held",
-                                vg, pool);
+    /**
+     * Releases metadata snapshots that a driver killed during a read left held: at start-up, for
+     * the pools of the volumes just indexed, with dmsetup only (no lvm command is added to the start).
+     * A read that finds one held releases it too.
+     */
+    public void releaseStale(List<ManagedVolume> volumes) {
+        volumes.stream().map(ManagedVolume::lv).filter(LogicalVolume::isThin)
+                .map(lv -> List.of(lv.volumeGroup(), lv.pool().orElse(""))).filter(p -> !p.get(1).isEmpty())
+                .distinct().forEach(pool -> {
+                    try (KeyedLocks.Held held = locks.lock(lockKey(pool.get(0), pool.get(1)))) {
+                        if (metadata.release(pool.get(0), pool.get(1))) {
+                            log.info("released the metadata snapshot of thin pool {}/{} that an earlier run left held",
+                                    pool.get(0), pool.get(1));
+                        }
                     }
-                }
-            });
-        }
+                });
     }
 
     private static String describe(Resolved resolved) {

@@ -207,24 +207,27 @@ public final class GroupSnapshots {
         }
     }
 
-    /** Thaws the filesystems of volumes that a killed driver left tagged as freezing: at start-up. */
-    public void thawLeftFrozen() {
+    /**
+     * Thaws the filesystems of volumes that a killed driver left tagged as freezing: at start-up,
+     * from the volumes just indexed, so that no lvm command is added to the start (only an lvchange
+     * for a tag actually found).
+     */
+    public void thawLeftFrozen(List<ManagedVolume> volumes) {
         List<MountEntry> mounts = mountTable.read();
-        for (String vg : volumeGroups) {
-            for (LogicalVolume lv : lvm.logicalVolumes(vg)) {
-                Optional<String> freezing = lv.tag(FREEZING_TAG);
-                if (freezing.isEmpty()) {
-                    continue;
-                }
-                DeviceNumber device = DeviceNumber.of(lv.devicePath());
-                mounts.stream().filter(m -> m.device().equals(device)).findFirst().ifPresent(m -> {
-                    if (freezer.thaw(m.mountPoint())) {
-                        log.warn("thawed {} ({}), left frozen by a group snapshot of an earlier run", m.mountPoint(),
-                                lv.lvmPath());
-                    }
-                });
-                lvm.replaceTags(vg, lv.name(), List.of(Lvm.tag(FREEZING_TAG, freezing.get())), List.of());
+        for (ManagedVolume volume : volumes) {
+            LogicalVolume lv = volume.lv();
+            Optional<String> freezing = lv.tag(FREEZING_TAG);
+            if (freezing.isEmpty()) {
+                continue;
             }
+            DeviceNumber device = DeviceNumber.of(lv.devicePath());
+            mounts.stream().filter(m -> m.device().equals(device)).findFirst().ifPresent(m -> {
+                if (freezer.thaw(m.mountPoint())) {
+                    log.warn("thawed {} ({}), left frozen by a group snapshot of an earlier run", m.mountPoint(),
+                            lv.lvmPath());
+                }
+            });
+            lvm.replaceTags(lv.volumeGroup(), lv.name(), List.of(Lvm.tag(FREEZING_TAG, freezing.get())), List.of());
         }
     }
 

@@ -34,6 +34,7 @@ import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
+import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.VolumeCatalog;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -107,20 +108,22 @@ public final class Driver {
             } catch (RuntimeException e) {
                 log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
             }
+            List<ManagedVolume> indexed = List.of();
             try {
-                groupSnapshots.thawLeftFrozen();
+                indexed = catalog.reload();
+            } catch (RuntimeException e) {
+                log.warn("could not index volumes at start: {}", e.getMessage());
+            }
+            // from the volumes just read: what a killed run left frozen or reserved, with no lvm of their own
+            try {
+                groupSnapshots.thawLeftFrozen(indexed);
             } catch (RuntimeException e) {
                 log.warn("could not thaw filesystems that group snapshots left frozen: {}", e.getMessage());
             }
             try {
-                snapshotMetadata.releaseStale();
+                snapshotMetadata.releaseStale(indexed);
             } catch (RuntimeException e) {
                 log.warn("could not release thin pools' metadata snapshots left held: {}", e.getMessage());
-            }
-            try {
-                catalog.reload();
-            } catch (RuntimeException e) {
-                log.warn("could not index volumes at start: {}", e.getMessage());
             }
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -8,8 +8,8 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
 usage: test-e2e/csi-sanity.sh /path/to/csi-sanity [extra flags]
 
 csi-sanity is not part of lvmqos and lvmqos does not build it: get a csi-sanity binary of
-kubernetes-csi/csi-test v5.3.1 or later as that project documents, then run this script with
-its path.
+kubernetes-csi/csi-test v5.4.0 or later (v5.3.1 rejects the driver's SNAPSHOT_METADATA_SERVICE
+capability) as that project documents, then run this script with its path.
 MSG
   exit 2
 fi

@@ -27,7 +27,7 @@ import java.util.Optional;
  */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
-    /** The capabilities we advertise; expansion is node-side, so EXPAND_VOLUME is not among them. */
+    /** The capabilities we advertise. */
     public static final List<Csi.ControllerServiceCapability.RPC.Type> CAPABILITIES = List.of(
             Csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
@@ -37,6 +37,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             Csi.ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.GET_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.MODIFY_VOLUME,
+            Csi.ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
             Csi.ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
 
     private final VolumeProvisioner provisioner;
@@ -179,6 +180,42 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                     + ", and the plugins do not watch Kubernetes (--watch-kubernetes) to hand the change to it");
         }
         reply.onNext(Csi.ControllerModifyVolumeResponse.getDefaultInstance());
+        reply.onCompleted();
+    }
+
+    /**
+     * Grows the LV here, on its node, and refuses before any change when the room lacks; a
+     * filesystem is then grown by NodeExpandVolume. A raw block volume needs nothing more: its new
+     * size is the LV's.
+     *
+     * <p>The external-resizer is leader-elected (it has no per-node mode yet), so it may call the
+     * plugin of a node that does not hold the volume and cannot see its volume group. That plugin
+     * answers with the requested size and node_expansion_required, changing nothing: kubelet's
+     * NodeExpandVolume on the owning node then grows the LV after the same check of the room. For
+     * such volumes a refusal comes at that step, after Kubernetes has recorded the new size.
+     */
+    @Override
+    public void controllerExpandVolume(Csi.ControllerExpandVolumeRequest request,
+                                       StreamObserver<Csi.ControllerExpandVolumeResponse> reply) {
+        requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
+        requireArgument(request.hasCapacityRange(), "capacity_range must be given");
+        if (request.hasVolumeCapability()) {
+            Capabilities.requireSupported(List.of(request.getVolumeCapability()));
+        }
+        VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
+                .orElseThrow(() -> DriverException.notFound("volume " + Echo.of(request.getVolumeId()) + " does not exist"));
+        if (!id.isOn(node)) {
+            CapacityRequest.of(request.getCapacityRange());
+            reply.onNext(Csi.ControllerExpandVolumeResponse.newBuilder()
+                    .setCapacityBytes(request.getCapacityRange().getRequiredBytes())
+                    .setNodeExpansionRequired(true).build());
+            reply.onCompleted();
+            return;
+        }
+        ManagedVolume volume = provisioner.expandVolume(id, request.getCapacityRange());
+        boolean block = request.hasVolumeCapability() && request.getVolumeCapability().hasBlock();
+        reply.onNext(Csi.ControllerExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes())
+                .setNodeExpansionRequired(!block).build());
         reply.onCompleted();
     }
 

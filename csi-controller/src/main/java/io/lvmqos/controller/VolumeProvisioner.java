@@ -1,5 +1,6 @@
 package io.lvmqos.controller;
 
+import csi.v1.Csi;
 import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
@@ -90,6 +91,10 @@ public final class VolumeProvisioner {
             tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
             tags.put(VolumeTags.PARAMETERS, request.parametersDigest());
             tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
+            if (request.source().isPresent() || request.parameters().lvmType() == LvmType.THIN) {
+                // ControllerExpandVolume gets no parameters: the ratio this volume was admitted under is kept
+                tags.put(VolumeTags.OVERPROVISION_RATIO, request.parameters().overprovisionRatio().toPlainString());
+            }
             if (request.source().isPresent()) {
                 VolumeId source = request.source().get();
                 LogicalVolume origin = sourceVolume(source, vg, contents);
@@ -170,20 +175,23 @@ public final class VolumeProvisioner {
         return origin;
     }
 
-    /** A thin pool must exist, zero new blocks, and stay within its over-provisioning ratio. */
+    /** A thin pool must exist, zero new blocks, and stay within its over-provisioning ratio and its data space. */
     private void checkThinRoom(VolumeGroupContents contents, String pool, BigDecimal ratio, long size) {
+        LogicalVolume poolLv = thinPool(contents, pool);
+        requireZeroing(poolLv);
+        ThinPoolRoom room = ThinPoolRoom.of(poolLv, contents.volumes(), ratio);
+        if (size > room.availableBytes()) {
+            throw DriverException.resourceExhausted("thin pool " + poolLv.lvmPath() + " can take "
+                    + room.availableBytes() + " more bytes (" + room.describe() + "), " + size + " requested");
+        }
+    }
+
+    static LogicalVolume thinPool(VolumeGroupContents contents, String pool) {
         String vg = contents.group().name();
-        List<LogicalVolume> lvs = contents.volumes();
-        LogicalVolume poolLv = lvs.stream().filter(lv -> lv.name().equals(pool) && lv.isThinPool()).findFirst()
+        return contents.find(pool).filter(LogicalVolume::isThinPool)
                 .orElseThrow(() -> DriverException.failedPrecondition("thin pool " + vg + "/" + pool
                         + " does not exist: create it first (lvcreate --type thin-pool -Zy -L <size> -n " + pool + " "
                         + vg + ")"));
-        requireZeroing(poolLv);
-        long available = thinAvailable(poolLv, lvs, ratio);
-        if (size > available) {
-            throw DriverException.resourceExhausted("thin pool " + poolLv.lvmPath() + " can take " + available
-                    + " more bytes at over-provisioning ratio " + ratio.toPlainString() + ", " + size + " requested");
-        }
     }
 
     static void requireZeroing(LogicalVolume pool) {
@@ -193,19 +201,12 @@ public final class VolumeProvisioner {
         }
     }
 
-    /** What a thin pool can still promise: its size times the ratio, less what its thin LVs already have. */
-    static long thinAvailable(LogicalVolume pool, List<LogicalVolume> lvs, BigDecimal ratio) {
-        long promised = lvs.stream().filter(lv -> lv.isThin() && pool.name().equals(lv.pool().orElse("")))
-                .mapToLong(LogicalVolume::sizeBytes).sum();
-        long capacity = ratio.multiply(BigDecimal.valueOf(pool.sizeBytes())).longValue();
-        return Math.max(0, capacity - promised);
-    }
-
     public long availableBytes(String vg, VolumeParameters parameters) {
         if (parameters.lvmType() == LvmType.THIN) {
             List<LogicalVolume> lvs = lvm.logicalVolumes(vg);
             return lvs.stream().filter(lv -> lv.name().equals(parameters.thinPool()) && lv.isThinPool()).findFirst()
-                    .map(pool -> thinAvailable(pool, lvs, parameters.overprovisionRatio())).orElse(0L);
+                    .map(pool -> ThinPoolRoom.of(pool, lvs, parameters.overprovisionRatio()).availableBytes())
+                    .orElse(0L);
         }
         return lvm.volumeGroup(vg).map(VolumeGroup::freeBytes).orElse(0L);
     }
@@ -285,6 +286,29 @@ public final class VolumeProvisioner {
                     "volume " + id + " vanished while its limits were changed"));
             qosListener.limitsChanged(modified);
             return modified;
+        }
+    }
+
+    /**
+     * Grows a volume's LV, or refuses before any change when there is no room (see
+     * {@link VolumeExpansion}). Per-GiB limits follow the new size at once in the pods using it: for
+     * a raw block volume no NodeExpandVolume follows to do it.
+     */
+    public ManagedVolume expandVolume(VolumeId id, Csi.CapacityRange range) {
+        try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
+            if (!catalog.volumeGroups().contains(id.volumeGroup())) {
+                throw DriverException.notFound("volume " + id + " does not exist: volume group " + id.volumeGroup()
+                        + " is not managed by this driver");
+            }
+            LogicalVolume grown = new VolumeExpansion(lvm).grow(id, range);
+            ManagedVolume volume = ManagedVolume.from(catalog.node(), grown)
+                    .filter(v -> v.id().kind() == VolumeId.Kind.VOLUME)
+                    .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
+            catalog.put(volume);
+            if (!volume.limits().isUnlimited()) {
+                qosListener.limitsChanged(volume);
+            }
+            return volume;
         }
     }
 

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,17 +65,8 @@ public final class CommandRunner {
     /** Runs the command and returns whatever it exited with. */
     public CommandResult run(Command command) {
         Duration timeout = effectiveTimeout(command.timeout());
-        ProcessBuilder builder = new ProcessBuilder(command.argv());
-        builder.environment().put("LC_ALL", "C");
-        builder.environment().putAll(environment);
-        builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         long started = System.nanoTime();
-        Process process;
-        try {
-            process = builder.start();
-        } catch (IOException e) {
-            throw DriverException.failedPrecondition("cannot run " + command.program() + ": " + e.getMessage());
-        }
+        Process process = start(command);
         CompletableFuture<String> stdout = drain(process.getInputStream());
         CompletableFuture<String> stderr = drain(process.getErrorStream());
         boolean finished;
@@ -113,6 +105,70 @@ public final class CommandRunner {
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
         }
         return result;
+    }
+
+    /**
+     * Runs a command whose output is too large to hold: each line of stdout goes to {@code lines}
+     * on the calling thread as it is read, so the pace is the consumer's. The timeout (within the
+     * caller's deadline) stops the child as {@link #run} does; so does an exception from the
+     * consumer (a client that went away), which is rethrown. The result has an empty stdout.
+     */
+    public CommandResult runStreaming(Command command, Consumer<String> lines) {
+        Duration timeout = effectiveTimeout(command.timeout());
+        Process process = start(command);
+        CompletableFuture<String> stderr = drain(process.getErrorStream());
+        java.util.concurrent.atomic.AtomicBoolean timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread watchdog = Thread.ofVirtual().start(() -> {
+            try {
+                if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                    timedOut.set(true);
+                    stop(process, command);
+                }
+            } catch (InterruptedException e) {
+                // the reader finished first
+            }
+        });
+        try (java.io.BufferedReader reader = new java.io.BufferedReader(
+                new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+                lines.accept(line);
+            }
+        } catch (IOException e) {
+            stop(process, command);
+            throw DriverException.internal("reading the output of " + command.display() + " failed", e);
+        } catch (RuntimeException e) {
+            stop(process, command);
+            throw e;
+        } finally {
+            watchdog.interrupt();
+        }
+        if (!waitUninterruptibly(process, OUTPUT_GRACE) || timedOut.get()) {
+            stop(process, command);
+            throw DriverException.deadlineExceeded(
+                    command.display() + " did not finish within " + timeout.toMillis() + " ms and was stopped");
+        }
+        String err;
+        try {
+            err = stderr.get(OUTPUT_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException | ExecutionException e) {
+            err = "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw DriverException.aborted(command.display() + " exited, but reading its errors was interrupted");
+        }
+        return new CommandResult(command, process.exitValue(), "", err);
+    }
+
+    private Process start(Command command) {
+        ProcessBuilder builder = new ProcessBuilder(command.argv());
+        builder.environment().put("LC_ALL", "C");
+        builder.environment().putAll(environment);
+        builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        try {
+            return builder.start();
+        } catch (IOException e) {
+            throw DriverException.failedPrecondition("cannot run " + command.program() + ": " + e.getMessage());
+        }
     }
 
     /** Runs the command and fails with its own stderr when it exits non-zero. */

@@ -30,6 +30,8 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
         reply.onNext(Csi.GetPluginCapabilitiesResponse.newBuilder()
                 .addCapabilities(service(Csi.PluginCapability.Service.Type.CONTROLLER_SERVICE))
                 .addCapabilities(service(Csi.PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS))
+                .addCapabilities(service(Csi.PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE))
+                .addCapabilities(service(Csi.PluginCapability.Service.Type.GROUP_CONTROLLER_SERVICE))
                 .addCapabilities(Csi.PluginCapability.newBuilder().setVolumeExpansion(
                         Csi.PluginCapability.VolumeExpansion.newBuilder()
                                 .setType(Csi.PluginCapability.VolumeExpansion.Type.ONLINE)))

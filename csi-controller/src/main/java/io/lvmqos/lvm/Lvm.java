@@ -117,6 +117,19 @@ public final class Lvm {
         return LvmReport.logicalVolumes(result.stdout()).stream().findFirst();
     }
 
+    /**
+     * The thin LVs of a volume group with their device ids and their pools' chunk sizes, from one
+     * lvs (inactive LVs included: a pool's metadata maps them all the same).
+     */
+    public List<ThinDevice> thinDevices(String volumeGroup) {
+        CommandResult result = run(volumeGroup, command(REPORT_TIMEOUT, "lvs", "--reportformat", "json", "--units", "b",
+                "--nosuffix", "-o", String.join(",", LvmReport.THIN_FIELDS), "--", volumeGroup));
+        if (!result.succeeded()) {
+            throw classify(result);
+        }
+        return LvmReport.thinDevices(result.stdout());
+    }
+
     /** A linear LV; new LVs have any old signature wiped so no stale filesystem is ever mounted. */
     public void createLinear(String volumeGroup, String name, long sizeBytes, List<String> tags) {
         List<String> args = new ArrayList<>(List.of("lvcreate", "--yes", "--wipesignatures", "y", "--zero", "y",

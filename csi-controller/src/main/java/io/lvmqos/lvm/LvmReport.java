@@ -21,6 +21,8 @@ final class LvmReport {
     static final List<String> LV_FIELDS = List.of("lv_name", "vg_name", "lv_size", "lv_attr", "lv_tags", "pool_lv",
             "origin", "lv_time", "lv_dm_path", "data_percent", "metadata_percent", "zero", "lv_skip_activation",
             "lv_device_open", "seg_type");
+    static final List<String> THIN_FIELDS = List.of("lv_name", "vg_name", "lv_size", "thin_id", "pool_lv",
+            "chunk_size", "seg_type");
     static final List<String> VG_FIELDS = List.of("vg_name", "vg_size", "vg_free", "vg_extent_size");
     /** lvs can report its VG's fields on every row: one command then gives both. */
     static final List<String> LV_AND_VG_FIELDS = java.util.stream.Stream.concat(LV_FIELDS.stream(),
@@ -59,6 +61,28 @@ final class LvmReport {
                     percent(row.path("data_percent").asText()), percent(row.path("metadata_percent").asText())));
         }
         return volumes;
+    }
+
+    /** Thin LVs of a report made with {@link #THIN_FIELDS}, each with its pool's chunk size. */
+    static List<ThinDevice> thinDevices(String json) {
+        List<JsonNode> rows = rows(json, "lv");
+        Map<String, Long> chunkOfPool = new java.util.HashMap<>();
+        for (JsonNode row : rows) {
+            if ("thin-pool".equals(row.path("segtype").asText())) {
+                chunkOfPool.put(row.path("lv_name").asText(), Long.parseLong(row.path("chunk_size").asText()));
+            }
+        }
+        List<ThinDevice> devices = new ArrayList<>();
+        for (JsonNode row : rows) {
+            String pool = row.path("pool_lv").asText();
+            if ("thin".equals(row.path("segtype").asText()) && chunkOfPool.containsKey(pool)
+                    && !row.path("thin_id").asText().isEmpty()) {
+                devices.add(new ThinDevice(row.path("vg_name").asText(), row.path("lv_name").asText(),
+                        Long.parseLong(row.path("thin_id").asText()), Long.parseLong(row.path("lv_size").asText()),
+                        pool, chunkOfPool.get(pool)));
+            }
+        }
+        return devices;
     }
 
     /** The VG fields of an lvs report made with {@link #LV_AND_VG_FIELDS}; empty when it has no rows. */

@@ -31,6 +31,11 @@ public final class LvmNames {
         return "snap_" + readable(csiName) + "_" + digest(csiName);
     }
 
+    /** The token of a group snapshot, kept in its members' group tag: never an LV name of its own. */
+    public static String groupToken(String csiName) {
+        return "grp_" + readable(csiName) + "_" + digest(csiName);
+    }
+
     public static boolean isVolumeLvName(String lvName) {
         return lvName.startsWith("vol_");
     }

@@ -26,16 +26,24 @@ public final class VolumeCatalog {
         this.volumeGroups = List.copyOf(volumeGroups);
     }
 
-    /** Reads every managed LV of every volume group; groups that do not answer are skipped. */
-    public void reload() {
+    /**
+     * Reads every managed LV of every volume group, and returns them; groups that do not answer
+     * are skipped.
+     */
+    public List<ManagedVolume> reload() {
+        List<ManagedVolume> read = new java.util.ArrayList<>();
         for (String vg : volumeGroups) {
             if (lvm.volumeGroup(vg).isEmpty()) {
                 continue;
             }
             for (LogicalVolume lv : lvm.logicalVolumes(vg)) {
-                ManagedVolume.from(node, lv).ifPresent(this::put);
+                ManagedVolume.from(node, lv).ifPresent(volume -> {
+                    put(volume);
+                    read.add(volume);
+                });
             }
         }
+        return read;
     }
 
     public String node() {

@@ -27,6 +27,12 @@ public final class VolumeTags {
      * with it is never handed out again; the next DeleteVolume goes on from there.
      */
     public static final String WIPED = PREFIX + "wiped";
+    /**
+     * On thin volumes: the StorageClass's over-provisioning ratio when the volume was made, which
+     * ControllerExpandVolume (given no parameters) checks the pool against. Absent on volumes made
+     * before it existed; they are grown under ratio 1.
+     */
+    public static final String OVERPROVISION_RATIO = PREFIX + "ratio";
     public static final String QOS_PREFIX = PREFIX + "qos.";
 
     private VolumeTags() {

@@ -299,4 +299,32 @@ class CommandRunnerTest {
         assertTrue(outcome.get() instanceof DriverException.Aborted, String.valueOf(outcome.get()));
         assertEquals("metadata written\n", Files.readString(marker));
     }
+
+    @Test
+    void aStreamedCommandHandsOverEveryLineInOrderAndItsExit() {
+        List<String> lines = new java.util.ArrayList<>();
+        CommandResult result = runner.runStreaming(sh(GENEROUS, "seq 1 100000; echo done >&2; exit 3"), lines::add);
+        assertEquals(100000, lines.size());
+        assertEquals("1", lines.getFirst());
+        assertEquals("100000", lines.getLast());
+        assertEquals(3, result.exitCode());
+        assertTrue(result.stderr().contains("done"), result.stderr());
+    }
+
+    @Test
+    void aConsumerThatGivesUpStopsTheStreamedCommand() {
+        Set<Long> before = liveChildren();
+        IllegalStateException stopped = assertThrows(IllegalStateException.class, () -> runner.runStreaming(
+                sh(GENEROUS, "yes"), line -> {
+                    throw new IllegalStateException("client gone");
+                }));
+        assertEquals("client gone", stopped.getMessage());
+        assertEquals(before, liveChildren(), "no child left running");
+    }
+
+    @Test
+    void aStreamedCommandPastItsTimeoutIsStopped() {
+        assertTimeoutPreemptively(GENEROUS, () -> assertThrows(DriverException.DeadlineExceeded.class,
+                () -> runner.runStreaming(sh(Duration.ofMillis(300), "echo first; sleep 30"), line -> { })));
+    }
 }

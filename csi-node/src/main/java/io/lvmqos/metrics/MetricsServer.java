@@ -42,6 +42,7 @@ public final class MetricsServer implements AutoCloseable {
                                       Path kubeletDir, PodCgroups cgroups, VolumeConditions conditions) throws IOException {
         PrometheusRegistry registry = new PrometheusRegistry();
         RpcMetrics.shared().register(registry);
+        FreezeMetrics.shared().register(registry);
         PublishedVolumes published = new PublishedVolumes(mountTable, kubeletDir, DEV, new SysBlock(SYS),
                 catalog.node(), catalog.volumeGroups(), catalog::find);
         registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles(), conditions::abnormal));

@@ -5,6 +5,7 @@ import static io.lvmqos.errors.DriverException.requireArgument;
 import csi.v1.Csi;
 import csi.v1.NodeGrpc;
 import io.grpc.stub.StreamObserver;
+import io.lvmqos.controller.VolumeExpansion;
 import io.lvmqos.device.BlockDeviceProbe;
 import io.lvmqos.device.DeviceContents;
 import io.lvmqos.device.DeviceNumber;
@@ -13,7 +14,6 @@ import io.lvmqos.device.FsType;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import io.lvmqos.lvm.Lvm;
-import io.lvmqos.lvm.VolumeGroup;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountOptions;
@@ -381,14 +381,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                         + (mount == null ? "" : " (" + mount.entry().source() + " " + mount.entry().device() + " is)"));
             }
             if (required > volume.sizeBytes()) {
-                VolumeGroup group = lvm.volumeGroup(volume.id().volumeGroup()).orElseThrow(() -> DriverException
-                        .failedPrecondition("volume group " + volume.id().volumeGroup() + " not found"));
-                long size = group.roundUpToExtent(required);
-                if (limit > 0 && size > limit) {
-                    throw DriverException.outOfRange("no whole number of extents fits between " + required + " and "
-                            + limit + " bytes");
-                }
-                lvm.extend(volume.id().volumeGroup(), volume.id().lvName(), size);
+                // ControllerExpandVolume grows the LV first; this is for a resize begun before it did,
+                // with the same check of the room before any change
+                new VolumeExpansion(lvm).grow(volume.id(), request.getCapacityRange());
             }
             grown = catalog.refresh(volume.id()).orElseThrow(() -> DriverException.notFound(
                     "volume " + volume.id() + " vanished while it was being expanded"));

@@ -5,12 +5,17 @@ import io.lvmqos.controller.ControllerService;
 import io.lvmqos.controller.ResumableWipe;
 import io.lvmqos.controller.VolumeProvisioner;
 import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.group.GroupControllerService;
+import io.lvmqos.group.GroupSnapshots;
 import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
 import io.lvmqos.kube.VolumeAttributesWatcher;
 import io.lvmqos.kube.VolumeModifier;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.metadata.SnapshotMetadataReader;
+import io.lvmqos.metadata.SnapshotMetadataService;
+import io.lvmqos.metadata.ThinPoolMetadata;
 import io.lvmqos.metrics.DeviceMapperName;
 import io.lvmqos.metrics.MetricsServer;
 import io.lvmqos.metrics.SysBlock;
@@ -29,6 +34,7 @@ import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
+import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.VolumeCatalog;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,10 +83,16 @@ public final class Driver {
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
                 new VolumeStats(runner, conditions), locks);
+        GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, runner, locks, settings.nodeId(),
+                settings.volumeGroups());
+        SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),
+                locks, settings.nodeId(), settings.volumeGroups());
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, settings.watchKubernetes()),
-                node);
+                node,
+                new SnapshotMetadataService(snapshotMetadata),
+                new GroupControllerService(groupSnapshots));
         // before the socket: an address that cannot be bound stops the start, loudly
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
@@ -97,10 +109,22 @@ public final class Driver {
             } catch (RuntimeException e) {
                 log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
             }
+            List<ManagedVolume> indexed = List.of();
             try {
-                catalog.reload();
+                indexed = catalog.reload();
             } catch (RuntimeException e) {
                 log.warn("could not index volumes at start: {}", e.getMessage());
+            }
+            // from the volumes just read: what a killed run left frozen or reserved, with no lvm of their own
+            try {
+                groupSnapshots.thawLeftFrozen(indexed);
+            } catch (RuntimeException e) {
+                log.warn("could not thaw filesystems that group snapshots left frozen: {}", e.getMessage());
+            }
+            try {
+                snapshotMetadata.releaseStale(indexed);
+            } catch (RuntimeException e) {
+                log.warn("could not release thin pools' metadata snapshots left held: {}", e.getMessage());
             }
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

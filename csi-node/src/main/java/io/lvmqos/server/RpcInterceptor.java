@@ -29,7 +29,7 @@ final class RpcInterceptor implements ServerInterceptor {
 
     private static final Logger log = LoggerFactory.getLogger("rpc");
     private static final List<String> ID_FIELDS =
-            List.of("volume_id", "snapshot_id", "source_volume_id", "name");
+            List.of("volume_id", "snapshot_id", "target_snapshot_id", "source_volume_id", "name");
 
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,

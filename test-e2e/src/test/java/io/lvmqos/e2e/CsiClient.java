@@ -1,8 +1,10 @@
 package io.lvmqos.e2e;
 
 import csi.v1.ControllerGrpc;
+import csi.v1.GroupControllerGrpc;
 import csi.v1.IdentityGrpc;
 import csi.v1.NodeGrpc;
+import csi.v1.SnapshotMetadataGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.netty.channel.ChannelOption;
@@ -64,6 +66,15 @@ public final class CsiClient implements AutoCloseable {
 
     public ControllerGrpc.ControllerBlockingStub controller() {
         return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    /** Without a deadline of its own: a test gives each streaming call the one it checks. */
+    public SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return SnapshotMetadataGrpc.newBlockingStub(channel);
+    }
+
+    public GroupControllerGrpc.GroupControllerBlockingStub groupController() {
+        return GroupControllerGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
     public NodeGrpc.NodeBlockingStub node() {

@@ -71,6 +71,13 @@ class ExamplesTest {
     }
 
     @Test
+    void groupSnapshotClassIsThisDrivers() {
+        YamlNode groupClass = DeployTree.only(examples, "VolumeGroupSnapshotClass");
+        assertEquals(DeployTree.DRIVER_NAME, groupClass.get("driver").text());
+        assertTrue(groupClass.get("apiVersion").text().startsWith("groupsnapshot.storage.k8s.io/"));
+    }
+
+    @Test
     void claimsUseExampleClassesAndThePodUsesAClaim() {
         Set<String> classes = storageClasses().stream().map(YamlNode::name).collect(Collectors.toSet());
         List<YamlNode> claims = DeployTree.ofKind(examples, "PersistentVolumeClaim");

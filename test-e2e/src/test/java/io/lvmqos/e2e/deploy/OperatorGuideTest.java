@@ -91,6 +91,10 @@ class OperatorGuideTest {
                 deployed.add(container.get("image").text());
             }
         }
+        // and the sidecar that deploy/snapshot-metadata adds to the node pod
+        DeployTree.parse(DeployTree.root().resolve("deploy/snapshot-metadata/daemonset-sidecar.yaml")).getFirst()
+                .path("spec.template.spec").get("containers").items()
+                .forEach(container -> deployed.add(container.get("image").text()));
         assertEquals(deployed, documented);
     }
 

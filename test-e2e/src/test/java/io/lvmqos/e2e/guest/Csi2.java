@@ -48,6 +48,22 @@ final class Csi2 {
                 .putAllParameters(parameters);
     }
 
+    /**
+     * Stages a volume where kubelet would (a directory per volume under the driver's plugin
+     * directory) and queues its unstage on {@code cleanup}, through whichever client the driver
+     * has by then (a check may have restarted it).
+     */
+    static Path stage(GuestDriver driver, Csi.Volume volume, Csi.VolumeCapability capability, List<Runnable> cleanup) {
+        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io")
+                .resolve(Integer.toHexString(volume.getVolumeId().hashCode())).resolve("globalmount");
+        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
+                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                .setVolumeCapability(capability).build());
+        cleanup.add(() -> driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
+                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build()));
+        return staging;
+    }
+
     /** The end of a check that published a volume: unpublish every target, unstage, delete. */
     static void unpublishUnstageDelete(CsiClient client, String volumeId, Path staging, List<Path> targets) {
         for (Path target : targets) {

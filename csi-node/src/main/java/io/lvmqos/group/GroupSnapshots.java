@@ -1,0 +1,255 @@
+package io.lvmqos.group;
+
+import com.google.protobuf.Timestamp;
+import csi.v1.Csi;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.errors.Echo;
+import io.lvmqos.lvm.LogicalVolume;
+import io.lvmqos.lvm.Lvm;
+import io.lvmqos.lvm.VolumeGroupContents;
+import io.lvmqos.metrics.FreezeMetrics;
+import io.lvmqos.mount.MountEntry;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.volume.LvmNames;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.VolumeId;
+import io.lvmqos.volume.VolumeTags;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Consistent snapshots of several thin volumes of this node: the filesystems of the members that
+ * are mounted are frozen together, every member is snapshotted, and all are thawed. The freeze is
+ * bounded: a watchdog thaws at {@link #FREEZE_LIMIT} whatever the snapshots are doing, and a group
+ * whose snapshots were not all taken within it is removed and refused. Members are ordinary
+ * snapshots (restore, delete and list work on them as on any) that carry the group's tag; a
+ * mounted member carries a freezing tag from before its freeze until after its thaw, so that a
+ * driver killed meanwhile thaws it when it starts again ({@link #thawLeftFrozen}).
+ */
+public final class GroupSnapshots {
+
+    private static final Logger log = LoggerFactory.getLogger(GroupSnapshots.class);
+    /** Long enough for a few lvcreates on a busy node; short enough that writers only stall. */
+    static final Duration FREEZE_LIMIT = Duration.ofSeconds(20);
+    public static final String GROUP_TAG = VolumeTags.PREFIX + "group";
+    public static final String FREEZING_TAG = VolumeTags.PREFIX + "freezing";
+
+    private final Lvm lvm;
+    private final MountTable mountTable;
+    private final FilesystemFreezer freezer;
+    private final KeyedLocks locks;
+    private final String node;
+    private final List<String> volumeGroups;
+    private final ScheduledExecutorService watchdogs = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("freeze-watchdog").factory());
+
+    public GroupSnapshots(Lvm lvm, MountTable mountTable, io.lvmqos.exec.CommandRunner runner, KeyedLocks locks,
+                          String node, List<String> volumeGroups) {
+        this.lvm = lvm;
+        this.mountTable = mountTable;
+        this.freezer = new FilesystemFreezer(runner);
+        this.locks = locks;
+        this.node = node;
+        this.volumeGroups = List.copyOf(volumeGroups);
+    }
+
+    public Csi.VolumeGroupSnapshot create(String name, List<String> sourceIds) {
+        List<VolumeId> sources = new ArrayList<>();
+        for (String text : new LinkedHashSet<>(sourceIds)) {
+            VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, text)
+                    .filter(v -> v.isOn(node) && volumeGroups.contains(v.volumeGroup()))
+                    .orElseThrow(() -> DriverException.notFound("source volume " + Echo.of(text)
+                            + " is not a volume of node " + node));
+            sources.add(id);
+        }
+        String vg = sources.getFirst().volumeGroup();
+        if (sources.stream().anyMatch(s -> !s.volumeGroup().equals(vg))) {
+            throw DriverException.invalidArgument("the members of a group snapshot must be in one volume group: "
+                    + sources.stream().map(VolumeId::volumeGroup).distinct().toList());
+        }
+        GroupSnapshotId group = GroupSnapshotId.of(node, vg, name);
+        try (KeyedLocks.Held held = locks.lock(group.toString())) {
+            VolumeGroupContents contents = lvm.contents(vg).orElseThrow(() -> DriverException.notFound(
+                    "volume group " + vg + " not found"));
+            List<LogicalVolume> existing = members(contents, group);
+            Set<String> wanted = sources.stream().map(VolumeId::toString).collect(Collectors.toCollection(
+                    java.util.TreeSet::new));
+            if (!existing.isEmpty()) {
+                Set<String> have = existing.stream().map(lv -> lv.tag(VolumeTags.SOURCE).orElse(""))
+                        .collect(Collectors.toCollection(java.util.TreeSet::new));
+                if (have.equals(wanted)) {
+                    return describe(group, existing);
+                }
+                if (!wanted.containsAll(have)) {
+                    throw DriverException.alreadyExists("group snapshot \"" + Echo.of(name) + "\" already exists with"
+                            + " other volumes: " + have);
+                }
+                // a crashed attempt left part of the group; what it took was not taken under one freeze
+                existing.forEach(lv -> lvm.remove(vg, lv.name()));
+            }
+            List<LogicalVolume> origins = new ArrayList<>();
+            for (VolumeId source : sources) {
+                LogicalVolume origin = contents.find(source.lvName())
+                        .filter(lv -> ManagedVolume.from(node, lv).isPresent())
+                        .orElseThrow(() -> DriverException.notFound("source volume " + source + " does not exist"));
+                if (!origin.isThin()) {
+                    throw DriverException.failedPrecondition("source volume " + source + " is a linear LV: group"
+                            + " snapshots need thin volumes (StorageClass parameter lvmType=thin)");
+                }
+                origins.add(origin);
+            }
+            takeFrozen(name, group, origins);
+            return describe(group, members(lvm.contents(vg).orElseThrow(), group));
+        }
+    }
+
+    private void takeFrozen(String name, GroupSnapshotId group, List<LogicalVolume> origins) {
+        String vg = group.volumeGroup();
+        Map<LogicalVolume, Path> mounted = new LinkedHashMap<>();
+        List<MountEntry> mounts = mountTable.read();
+        for (LogicalVolume origin : origins) {
+            DeviceNumber device = DeviceNumber.of(origin.devicePath());
+            mounts.stream().filter(m -> m.device().equals(device)).findFirst()
+                    .ifPresent(m -> mounted.put(origin, m.mountPoint()));
+        }
+        String freezing = group.token();
+        mounted.keySet().forEach(lv -> lvm.replaceTags(vg, lv.name(), List.of(),
+                List.of(Lvm.tag(FREEZING_TAG, freezing))));
+        List<Path> frozen = new CopyOnWriteArrayList<>();
+        AtomicBoolean limitPassed = new AtomicBoolean();
+        List<String> made = new ArrayList<>();
+        boolean complete = false;
+        long started = System.nanoTime();
+        ScheduledFuture<?> watchdog = watchdogs.schedule(() -> {
+            limitPassed.set(true);
+            frozen.forEach(freezer::thaw);
+        }, FREEZE_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            for (Path mountPoint : mounted.values()) {
+                freezer.freeze(mountPoint);
+                frozen.add(mountPoint);
+            }
+            for (LogicalVolume origin : origins) {
+                if (limitPassed.get()) {
+                    break;
+                }
+                String memberName = name + "/" + origin.name();
+                String lvName = LvmNames.snapshotLvName(memberName);
+                Map<String, String> tags = new LinkedHashMap<>();
+                tags.put(VolumeTags.NAME, VolumeTags.encodeName(memberName));
+                tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(origin.sizeBytes()));
+                tags.put(VolumeTags.SOURCE, VolumeId.issue(VolumeId.Kind.VOLUME, node, vg, origin.name()).toString());
+                tags.put(GROUP_TAG, group.token());
+                lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), false);
+                made.add(lvName);
+            }
+            complete = !limitPassed.get() && made.size() == origins.size();
+        } finally {
+            watchdog.cancel(false);
+            frozen.forEach(freezer::thaw);
+            double seconds = (System.nanoTime() - started) / 1e9;
+            FreezeMetrics.shared().record(seconds);
+            log.info("group snapshot {}: {} filesystems frozen for {} ms while {} of {} members were snapshotted",
+                    group, frozen.size(), Math.round(seconds * 1000), made.size(), origins.size());
+            mounted.keySet().forEach(lv -> lvm.replaceTags(vg, lv.name(), List.of(Lvm.tag(FREEZING_TAG, freezing)),
+                    List.of()));
+            if (!complete) {
+                // members taken outside one freeze are no group: none is kept
+                made.forEach(lvName -> lvm.remove(vg, lvName));
+            }
+        }
+        if (!complete) {
+            throw DriverException.aborted("group snapshot " + group + " was not taken: its " + origins.size()
+                    + " snapshots did not all complete within the " + FREEZE_LIMIT.toSeconds() + " s freeze limit;"
+                    + " the filesystems are thawed and nothing was kept");
+        }
+    }
+
+    public Optional<Csi.VolumeGroupSnapshot> get(String groupId) {
+        return GroupSnapshotId.parse(groupId).filter(g -> g.isOn(node) && volumeGroups.contains(g.volumeGroup()))
+                .flatMap(group -> lvm.contents(group.volumeGroup()).map(c -> members(c, group))
+                        .filter(m -> !m.isEmpty()).map(m -> describe(group, m)));
+    }
+
+    /** Removes every member; absent is success. */
+    public void delete(String groupId) {
+        Optional<GroupSnapshotId> parsed = GroupSnapshotId.parse(groupId);
+        if (parsed.isEmpty() || !volumeGroups.contains(parsed.get().volumeGroup())) {
+            return;
+        }
+        GroupSnapshotId group = parsed.get();
+        if (!group.isOn(node)) {
+            throw DriverException.failedPrecondition("group snapshot " + group + " is on node " + group.node()
+                    + "; this plugin serves node " + node);
+        }
+        try (KeyedLocks.Held held = locks.lock(group.toString())) {
+            lvm.contents(group.volumeGroup()).map(c -> members(c, group)).orElse(List.of())
+                    .forEach(lv -> lvm.remove(group.volumeGroup(), lv.name()));
+        }
+    }
+
+    /**
+     * Thaws the filesystems of volumes that a killed driver left tagged as freezing: at start-up,
+     * from the volumes just indexed, so that no lvm command is added to the start (only an lvchange
+     * for a tag actually found).
+     */
+    public void thawLeftFrozen(List<ManagedVolume> volumes) {
+        List<MountEntry> mounts = mountTable.read();
+        for (ManagedVolume volume : volumes) {
+            LogicalVolume lv = volume.lv();
+            Optional<String> freezing = lv.tag(FREEZING_TAG);
+            if (freezing.isEmpty()) {
+                continue;
+            }
+            DeviceNumber device = DeviceNumber.of(lv.devicePath());
+            mounts.stream().filter(m -> m.device().equals(device)).findFirst().ifPresent(m -> {
+                if (freezer.thaw(m.mountPoint())) {
+                    log.warn("thawed {} ({}), left frozen by a group snapshot of an earlier run", m.mountPoint(),
+                            lv.lvmPath());
+                }
+            });
+            lvm.replaceTags(lv.volumeGroup(), lv.name(), List.of(Lvm.tag(FREEZING_TAG, freezing.get())), List.of());
+        }
+    }
+
+    private static List<LogicalVolume> members(VolumeGroupContents contents, GroupSnapshotId group) {
+        return contents.volumes().stream().filter(lv -> lv.tag(GROUP_TAG).filter(group.token()::equals).isPresent())
+                .sorted(Comparator.comparing(LogicalVolume::name)).toList();
+    }
+
+    private Csi.VolumeGroupSnapshot describe(GroupSnapshotId group, List<LogicalVolume> members) {
+        Csi.VolumeGroupSnapshot.Builder answer = Csi.VolumeGroupSnapshot.newBuilder()
+                .setGroupSnapshotId(group.toString()).setReadyToUse(true);
+        long created = Long.MAX_VALUE;
+        for (LogicalVolume lv : members) {
+            created = Math.min(created, lv.created().getEpochSecond());
+            answer.addSnapshots(Csi.Snapshot.newBuilder()
+                    .setSnapshotId(VolumeId.issue(VolumeId.Kind.SNAPSHOT, node, lv.volumeGroup(), lv.name()).toString())
+                    .setSourceVolumeId(lv.tag(VolumeTags.SOURCE).orElse(""))
+                    .setSizeBytes(lv.sizeBytes())
+                    .setCreationTime(Timestamp.newBuilder().setSeconds(lv.created().getEpochSecond()))
+                    .setReadyToUse(true)
+                    .setGroupSnapshotId(group.toString()));
+        }
+        return answer.setCreationTime(Timestamp.newBuilder().setSeconds(created)).build();
+    }
+}

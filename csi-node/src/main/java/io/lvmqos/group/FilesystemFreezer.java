@@ -5,13 +5,17 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
-import java.nio.file.Path;
+import io.lvmqos.mount.PinnedMount;
 import java.time.Duration;
 
 /**
  * Freezes and thaws mounted filesystems with util-linux's fsfreeze (FIFREEZE / FITHAW): a frozen
  * filesystem has written out its dirty data and blocks new writes, so a snapshot of its device
  * taken meanwhile is what a clean unmount would leave.
+ *
+ * <p>fsfreeze is given the pinned mount's descriptor path, never a mount point's name: a name
+ * swapped between the freeze and the thaw would thaw another filesystem and leave this one frozen
+ * for good, or freeze one that is not the volume's.
  */
 final class FilesystemFreezer {
 
@@ -23,11 +27,11 @@ final class FilesystemFreezer {
         this.runner = runner;
     }
 
-    void freeze(Path mountPoint) {
-        CommandResult result = runner.run(command("--freeze", mountPoint));
+    void freeze(PinnedMount mount) {
+        CommandResult result = runner.run(command("--freeze", mount));
         if (!result.succeeded()) {
-            throw DriverException.failedPrecondition("cannot freeze the filesystem at " + mountPoint + ": "
-                    + result.diagnostic());
+            throw DriverException.failedPrecondition("cannot freeze the filesystem at " + mount.entry().mountPoint()
+                    + ": " + result.diagnostic());
         }
     }
 
@@ -35,8 +39,8 @@ final class FilesystemFreezer {
      * Thaws, outside the caller's deadline (a call past its deadline must still thaw); false when
      * the filesystem was not frozen or is gone.
      */
-    boolean thaw(Path mountPoint) {
-        Command thaw = command("--unfreeze", mountPoint);
+    boolean thaw(PinnedMount mount) {
+        Command thaw = command("--unfreeze", mount);
         try {
             return Context.ROOT.call(() -> runner.run(thaw)).succeeded();
         } catch (DriverException e) {
@@ -46,7 +50,7 @@ final class FilesystemFreezer {
         }
     }
 
-    private static Command command(String action, Path mountPoint) {
-        return Command.of(CommandRunner.locate("fsfreeze"), TIMEOUT, action, mountPoint.toString());
+    private static Command command(String action, PinnedMount mount) {
+        return Command.of(CommandRunner.locate("fsfreeze"), TIMEOUT, action, mount.pathForChild());
     }
 }

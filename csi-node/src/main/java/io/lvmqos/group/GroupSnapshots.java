@@ -10,7 +10,10 @@ import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroupContents;
 import io.lvmqos.metrics.FreezeMetrics;
 import io.lvmqos.mount.MountEntry;
+import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
+import io.lvmqos.mount.Mounter;
+import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
@@ -55,6 +58,8 @@ public final class GroupSnapshots {
 
     private final Lvm lvm;
     private final MountTable mountTable;
+    private final KubeletPaths paths;
+    private final Mounter mounter;
     private final FilesystemFreezer freezer;
     private final KeyedLocks locks;
     private final String node;
@@ -62,10 +67,12 @@ public final class GroupSnapshots {
     private final ScheduledExecutorService watchdogs = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("freeze-watchdog").factory());
 
-    public GroupSnapshots(Lvm lvm, MountTable mountTable, io.lvmqos.exec.CommandRunner runner, KeyedLocks locks,
-                          String node, List<String> volumeGroups) {
+    public GroupSnapshots(Lvm lvm, MountTable mountTable, KubeletPaths paths, Mounter mounter,
+                          io.lvmqos.exec.CommandRunner runner, KeyedLocks locks, String node, List<String> volumeGroups) {
         this.lvm = lvm;
         this.mountTable = mountTable;
+        this.paths = paths;
+        this.mounter = mounter;
         this.freezer = new FilesystemFreezer(runner);
         this.locks = locks;
         this.node = node;
@@ -123,18 +130,44 @@ public final class GroupSnapshots {
     }
 
     private void takeFrozen(String name, GroupSnapshotId group, List<LogicalVolume> origins) {
-        String vg = group.volumeGroup();
-        Map<LogicalVolume, Path> mounted = new LinkedHashMap<>();
-        List<MountEntry> mounts = mountTable.read();
-        for (LogicalVolume origin : origins) {
-            DeviceNumber device = DeviceNumber.of(origin.devicePath());
-            mounts.stream().filter(m -> m.device().equals(device)).findFirst()
-                    .ifPresent(m -> mounted.put(origin, m.mountPoint()));
+        Map<LogicalVolume, PinnedMount> mounted = new LinkedHashMap<>();
+        try {
+            List<MountEntry> mounts = mountTable.read();
+            for (LogicalVolume origin : origins) {
+                pinStaging(mounts, DeviceNumber.of(origin.devicePath())).ifPresent(m -> mounted.put(origin, m));
+            }
+            takeFrozen(name, group, origins, mounted);
+        } finally {
+            mounted.values().forEach(PinnedMount::close);
         }
+    }
+
+    /**
+     * The device's filesystem where kubelet had it staged, pinned so that freeze and thaw reach that
+     * filesystem whatever happens to the path's names; empty when it is not staged on this node.
+     */
+    private Optional<PinnedMount> pinStaging(List<MountEntry> mounts, DeviceNumber device) {
+        for (MountEntry entry : mounts) {
+            if (entry.device().equals(device) && paths.isStagingPath(entry.mountPoint())) {
+                Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), entry.mountPoint());
+                if (pinned.isPresent() && pinned.get().entry().device().equals(device)) {
+                    return pinned;
+                }
+                pinned.ifPresent(PinnedMount::close);
+                throw DriverException.aborted("the staging mount of " + device + " at " + entry.mountPoint()
+                        + " changed while the group snapshot was being prepared; retry");
+            }
+        }
+        return Optional.empty();
+    }
+
+    private void takeFrozen(String name, GroupSnapshotId group, List<LogicalVolume> origins,
+                            Map<LogicalVolume, PinnedMount> mounted) {
+        String vg = group.volumeGroup();
         String freezing = group.token();
         mounted.keySet().forEach(lv -> lvm.replaceTags(vg, lv.name(), List.of(),
                 List.of(Lvm.tag(FREEZING_TAG, freezing))));
-        List<Path> frozen = new CopyOnWriteArrayList<>();
+        List<PinnedMount> frozen = new CopyOnWriteArrayList<>();
         AtomicBoolean limitPassed = new AtomicBoolean();
         List<String> made = new ArrayList<>();
         boolean complete = false;
@@ -144,9 +177,9 @@ public final class GroupSnapshots {
             frozen.forEach(freezer::thaw);
         }, FREEZE_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            for (Path mountPoint : mounted.values()) {
-                freezer.freeze(mountPoint);
-                frozen.add(mountPoint);
+            for (PinnedMount mount : mounted.values()) {
+                freezer.freeze(mount);
+                frozen.add(mount);
             }
             for (LogicalVolume origin : origins) {
                 if (limitPassed.get()) {
@@ -220,13 +253,12 @@ public final class GroupSnapshots {
             if (freezing.isEmpty()) {
                 continue;
             }
-            DeviceNumber device = DeviceNumber.of(lv.devicePath());
-            mounts.stream().filter(m -> m.device().equals(device)).findFirst().ifPresent(m -> {
-                if (freezer.thaw(m.mountPoint())) {
-                    log.warn("thawed {} ({}), left frozen by a group snapshot of an earlier run", m.mountPoint(),
-                            lv.lvmPath());
+            try (PinnedMount mount = pinStaging(mounts, DeviceNumber.of(lv.devicePath())).orElse(null)) {
+                if (mount != null && freezer.thaw(mount)) {
+                    log.warn("thawed {} ({}), left frozen by a group snapshot of an earlier run",
+                            mount.entry().mountPoint(), lv.lvmPath());
                 }
-            });
+            }
             lvm.replaceTags(lv.volumeGroup(), lv.name(), List.of(Lvm.tag(FREEZING_TAG, freezing.get())), List.of());
         }
     }

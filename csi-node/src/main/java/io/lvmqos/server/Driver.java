@@ -80,11 +80,12 @@ public final class Driver {
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
                         settings.wipeBytesPerSecond()), catalog, locks,
                 new MountedDeviceUsers(mountTable), podLimits::reapply);
-        NodeService node = new NodeService(catalog, lvm, kubeletPaths, Mounter.create(mountTable), mountTable,
+        Mounter mounter = Mounter.create(mountTable);
+        NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
                 new VolumeStats(runner, conditions), locks);
-        GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, runner, locks, settings.nodeId(),
-                settings.volumeGroups());
+        GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
+                settings.nodeId(), settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),
                 locks, settings.nodeId(), settings.volumeGroups());
         List<BindableService> services = List.of(

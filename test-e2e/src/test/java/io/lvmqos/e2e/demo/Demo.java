@@ -25,8 +25,9 @@ import java.util.stream.Stream;
  * {@link DemoNode} in it, copying what it prints to this terminal as it prints it. The exit code is
  * the guest's.
  *
- * <p>System properties (./demo sets them): {@code lvmqos.jar}, the driver's jar, and
- * {@code lvmqos.runDir}, where run directories go.
+ * <p>System properties (./demo sets them): {@code lvmqos.jar}, the driver's jar,
+ * {@code lvmqos.runDir}, where run directories go, and {@code lvmqos.imageDir}, scripts/build-image's
+ * output, whose pause and fio images containerd runs the first pod with.
  */
 public final class Demo {
 
@@ -39,6 +40,8 @@ public final class Demo {
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=error");
     static final String NAME = "demo";
     static final String RUN_TOKEN = "LVMQOS_DEMO_RUN";
+    /** Where scripts/build-image left the images containerd imports in the guest (./demo sets it). */
+    static final String IMAGE_DIR_PROPERTY = "lvmqos.imageDir";
 
     private Demo() {
     }
@@ -71,11 +74,15 @@ public final class Demo {
         UmlGuest guest = UmlGuest.builder()
                 .name(NAME)
                 .disk(options.disk().value())
+                .disk("1G") // containerd's content and snapshots: the fio image, unpacked
+                .memory("2048M") // beside the driver's JVM and the guest's: containerd, its shims, fio
                 .volumeGroup("lvmqos", 0)
                 .cgroup(CgroupMode.V2)
                 .timeout(TIMEOUT)
                 // marks this run's directory among those of other demos run at the same time
                 .env(RUN_TOKEN, token)
+                .env("LVMQOS_IMAGE_DIR", Path.of(System.getProperty(IMAGE_DIR_PROPERTY, "target/image"))
+                        .toAbsolutePath().toString())
                 .payload(guestCommandLine(options))
                 .build();
         say("lvmqos demo: booting a user-mode-Linux node (" + kernelDescription() + ", run as a process) with a "

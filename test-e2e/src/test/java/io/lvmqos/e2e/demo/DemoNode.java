@@ -8,6 +8,7 @@ import csi.v1.Csi;
 import io.lvmqos.e2e.CsiClient;
 import io.lvmqos.e2e.demo.DemoPod.QosClass;
 import io.lvmqos.e2e.demo.QosTable.Limit;
+import io.lvmqos.e2e.guest.GuestContainerd;
 import io.lvmqos.e2e.guest.GuestDriver;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
@@ -65,7 +66,7 @@ public final class DemoNode {
         Csi.Volume volume;
         Map<String, String> volumeAttributes;
         String device;
-        DemoPod pod;
+        PodOnNode pod;
         Path staging;
         Path target;
         boolean staged;
@@ -85,6 +86,7 @@ public final class DemoNode {
     private final List<String> failures = new ArrayList<>();
     private final QosTable table = new QosTable();
     private GuestDriver driver;
+    private GuestContainerd containerd;
     private Csi.Topology topology;
 
     private DemoNode(DemoOptions options) {
@@ -124,6 +126,7 @@ public final class DemoNode {
         claims.add(new Claim("data-free", classes.get(2), "free-pod"));
 
         startDriver();
+        startContainerd();
         createVolumes();
         stageAndPublish();
         measure();
@@ -149,6 +152,22 @@ public final class DemoNode {
         say("driver: %s %s, pid %d in a mount namespace of its own, kubelet dir %s shared with the node (Bidirectional)",
                 info.getName(), info.getVendorVersion(), driver.process().process().pid(), GuestDriver.KUBELET);
         say("        CSI socket %s; topology %s", GuestDriver.SOCKET, topology.getSegmentsMap());
+    }
+
+    /**
+     * The first pod is a real one: containerd with its CRI plugin and runc, the demo playing kubelet over
+     * CRI. Its images are scripts/build-image's, imported now from the host's target/image.
+     */
+    private void startContainerd() throws Exception {
+        containerd = GuestContainerd.startForFio(GuestEnv.disks().get(1));
+        say("runtime: containerd %s with its CRI plugin and runc, cgroupfs driver, for %s; the other pods are the"
+                + " test bed's imitation of kubelet", containerd.cri().runtime().version(io.lvmqos.e2e.cri.Cri.VersionRequest
+                        .newBuilder().setVersion("v1").build()).getRuntimeVersion(), claims.getFirst().podName);
+    }
+
+    private PodOnNode startPod(Claim claim) throws Exception {
+        return claim == claims.getFirst() ? ContainerdPod.start(containerd.cri(), claim.podName, claim.storageClass.podQos())
+                : DemoPod.start(claim.podName, claim.storageClass.podQos());
     }
 
     private CsiClient csi() {
@@ -206,14 +225,19 @@ public final class DemoNode {
         say("   volume_context: the PV's attributes; on publish also csi.storage.k8s.io/pod.name, pod.namespace,");
         say("   pod.uid, serviceAccount.name and ephemeral=false");
         for (Claim claim : claims) {
-            claim.pod = DemoPod.start(claim.podName, claim.storageClass.podQos());
+            claim.pod = startPod(claim);
             claim.staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi").resolve(DRIVER)
                     .resolve(sha256(claim.volume.getVolumeId())).resolve("globalmount");
             claim.target = claim.pod.volumePath(claim.pvName);
             say("   %s (%s, uid %s)", claim.pod.name(), claim.pod.qos().display(), claim.pod.uid());
             say("      cgroup    %s", claim.pod.cgroupName());
-            say("      sandbox   pid %d in a container cgroup of the pod, its mount namespace made now: rslave (HostToContainer)",
-                    claim.pod.sandboxPid());
+            if (claim.pod instanceof DemoPod imitation) {
+                say("      sandbox   pid %d in a container cgroup of the pod, its mount namespace made now: rslave (HostToContainer)",
+                        imitation.sandboxPid());
+            } else if (claim.pod instanceof ContainerdPod real) {
+                say("      sandbox   %s: RunPodSandbox on containerd, cgroup_parent the pod cgroup, the node's network",
+                        real.sandboxId().substring(0, 12));
+            }
             say("                sees a mount at the target before the publish: %s",
                     claim.pod.mountinfoLine(claim.target).isPresent() ? "yes" : "no");
 
@@ -245,9 +269,23 @@ public final class DemoNode {
             claim.published = true;
             say("      published %s", claim.target);
 
+            // the limit must be in the pod cgroup before any container of the pod can write
             claim.ioMaxAfterPublish = claim.pod.ioMax();
+            claim.pod.volumePublished(claim.target);
             claim.podMountinfo = claim.pod.mountinfoLine(claim.target).orElse("");
-            say("      the pod sees it now, by propagation alone: %s", claim.podMountinfo.isEmpty() ? "NO" : "yes");
+            if (claim.pod instanceof ContainerdPod real) {
+                String containerCgroup = real.containerCgroup();
+                say("      container CreateContainer and StartContainer (image %s), the target mounted at %s;"
+                        + " runc made its cgroup %s", GuestContainerd.FIO_IMAGE, ContainerdPod.VOLUME_IN_CONTAINER,
+                        containerCgroup);
+                say("      the container sees it: %s", claim.podMountinfo.isEmpty() ? "NO" : "yes");
+                if (!containerCgroup.startsWith("/" + claim.pod.cgroupName() + "/")) {
+                    failures.add("runc put " + claim.pod.name() + "'s container in " + containerCgroup
+                            + ", not below the pod cgroup " + claim.pod.cgroupName());
+                }
+            } else {
+                say("      the pod sees it now, by propagation alone: %s", claim.podMountinfo.isEmpty() ? "NO" : "yes");
+            }
             if (claim.podMountinfo.isEmpty()) {
                 failures.add(claim.pod.name() + " does not see " + claim.target + " after the publish");
             }
@@ -280,20 +318,21 @@ public final class DemoNode {
     private void measure() {
         long mebibytes = options.fileMebibytes();
         say("");
-        say("3. fio --direct=1 in each pod (a container cgroup made now, below the pod's, and the pod's mount namespace):"
+        say("3. fio --direct=1 in each pod (containerd: by ExecSync in its container; imitation: a container cgroup made now,"
+                + " below the pod's, and the pod's mount namespace):"
                 + " %d s per run after a %d s ramp,"
                 + " writes and reads in separate runs", options.runtimeSeconds(), FioJob.RAMP_SECONDS);
         for (Claim claim : claims) {
-            Path file = claim.target.resolve("fio.data");
             // laid out from outside the pod's cgroup, at full speed: a read must find real blocks
-            claim.pod.execUnlimited(Duration.ofMinutes(2), List.of("dd", "if=/dev/zero", "of=" + file, "bs=1M",
+            claim.pod.execUnlimited(Duration.ofMinutes(2), List.of("dd", "if=/dev/zero",
+                    "of=" + claim.target.resolve("fio.data"), "bs=1M",
                     "count=" + mebibytes, "oflag=direct", "status=none")).requireSuccess();
             for (FioJob job : claim.storageClass.jobs()) {
                 Optional<Limit> limit = claim.storageClass.limits().stream()
                         .filter(l -> l.ioMaxKey().startsWith(job.direction().substring(0, 1))
                                 && l.ioMaxKey().endsWith(job.bandwidth() ? "bps" : "iops"))
                         .findFirst();
-                QosTable.Row row = fio(claim, job, file, mebibytes, limit);
+                QosTable.Row row = fio(claim, job, claim.pod.inPod(claim.target).resolve("fio.data"), mebibytes, limit);
                 table.add(row);
                 say("   %-9s  %-13s  %8.1f IOPS  %8.2f MiB/s", claim.pvc, job.label(), row.iops(),
                         row.bytesPerSecond() / (1 << 20));
@@ -317,7 +356,7 @@ public final class DemoNode {
         } catch (IOException e) {
             // the report is for a human after a failure; the figures are what matter here
         }
-        return new QosTable.Row(claim.pvc, claim.storageClass.name(), job, limit,
+        return new QosTable.Row(claim.pvc, claim.storageClass.name(), claim.pod.runtime(), job, limit,
                 figures.path("iops").asDouble(), figures.path("bw_bytes").asDouble());
     }
 
@@ -340,7 +379,7 @@ public final class DemoNode {
             say("   %-9s  %s", claim.pod.name(), line.orElse("(no line for " + claim.device + ": the volume has no limits)"));
         }
         say("");
-        say("   each pod's view of its volume (/proc/self/mountinfo in the pod's mount namespace):");
+        say("   each pod's view of its volume (mountinfo of its container's, or the imitation's, mount namespace):");
         for (Claim claim : claims) {
             say("   %-9s  %s", claim.pod.name(), claim.podMountinfo.isEmpty() ? "(not visible)" : claim.podMountinfo);
         }
@@ -356,6 +395,11 @@ public final class DemoNode {
         say("");
         say("5. NodeUnpublishVolume, NodeUnstageVolume, DeleteVolume");
         for (Claim claim : claims) {
+            if (claim.pod instanceof ContainerdPod) {
+                say("   %-9s  StopContainer and RemoveContainer first, as kubelet does before it unmounts a pod's volumes",
+                        claim.pvc);
+            }
+            claim.pod.stopContainers();
             unpublish(claim);
             boolean podSeesIt = claim.pod.mountinfoLine(claim.target).isPresent();
             Optional<String> ioMaxLine = lineFor(claim.pod.ioMax(), claim.device);
@@ -382,12 +426,15 @@ public final class DemoNode {
         }
         driver.close();
         driver = null;
+        containerd.close();
+        containerd = null;
         failures.addAll(left);
         String devices = claims.stream().map(c -> c.device).collect(Collectors.joining(", "));
         say("");
         if (left.isEmpty()) {
-            say("node clean: no LV tagged lvmqos.*, no mount under %s (node, driver and %d pod namespaces),"
-                    + " no io.max line for %s in any cgroup", GuestDriver.KUBELET, claims.size(), devices);
+            say("node clean: no LV tagged lvmqos.*, no mount under %s (node, driver and the imitation's %d pod"
+                    + " namespaces), no io.max line for %s in any cgroup", GuestDriver.KUBELET,
+                    claims.stream().filter(c -> c.pod instanceof DemoPod).count(), devices);
         } else {
             say("node NOT clean: %s", String.join("; ", left));
         }
@@ -473,6 +520,9 @@ public final class DemoNode {
     private void abandon() {
         for (Claim claim : claims) {
             try {
+                if (claim.pod != null) {
+                    claim.pod.stopContainers();
+                }
                 if (driver != null && claim.volume != null) {
                     unpublish(claim);
                     unstage(claim);
@@ -493,6 +543,13 @@ public final class DemoNode {
             }
         } catch (Exception e) {
             say("   (stopping the driver: %s)", e.getMessage());
+        }
+        try {
+            if (containerd != null) {
+                containerd.close();
+            }
+        } catch (Exception e) {
+            say("   (stopping containerd: %s)", e.getMessage());
         }
     }
 

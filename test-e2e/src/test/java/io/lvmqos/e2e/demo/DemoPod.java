@@ -2,7 +2,6 @@ package io.lvmqos.e2e.demo;
 
 import static io.lvmqos.e2e.uml.GuestCommand.ok;
 
-import io.lvmqos.e2e.guest.GuestDriver;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
@@ -25,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * would; no process ever runs in the pod cgroup itself, which enables the memory controller for
  * its children as kubelet's does.
  */
-final class DemoPod implements AutoCloseable {
+final class DemoPod implements PodOnNode {
 
     /** The QoS classes, each with the slice kubelet's systemd driver puts its pods in. */
     enum QosClass {
@@ -119,15 +118,18 @@ final class DemoPod implements AutoCloseable {
         }
     }
 
-    String name() {
+    @Override
+    public String name() {
         return name;
     }
 
-    String uid() {
+    @Override
+    public String uid() {
         return uid;
     }
 
-    QosClass qos() {
+    @Override
+    public QosClass qos() {
         return qos;
     }
 
@@ -136,7 +138,8 @@ final class DemoPod implements AutoCloseable {
     }
 
     /** The cgroup's path below the hierarchy's root, as kubelet would name it. */
-    Path cgroupName() {
+    @Override
+    public Path cgroupName() {
         return GuestEnv.cgroupRoot().relativize(cgroup);
     }
 
@@ -144,24 +147,21 @@ final class DemoPod implements AutoCloseable {
         return sandbox.pid();
     }
 
-    /** Where kubelet asks for a CSI volume of this pod to be published. */
-    Path volumePath(String pvName) {
-        return GuestDriver.KUBELET.resolve("pods").resolve(uid).resolve("volumes/kubernetes.io~csi")
-                .resolve(pvName).resolve("mount");
-    }
-
     /** The pod's /proc/self/mountinfo, read from inside its mount namespace. */
-    String mountinfo() {
+    @Override
+    public String mountinfo() {
         return ok("nsenter", "--target", Long.toString(sandbox.pid()), "--mount", "--", "cat", "/proc/self/mountinfo");
     }
 
     /** The pod's mountinfo line for a mount point, if the pod sees a mount there. */
-    Optional<String> mountinfoLine(Path mountPoint) {
+    @Override
+    public Optional<String> mountinfoLine(Path mountPoint) {
         return mountinfo().lines().filter(line -> Mountinfo.mountPoint(line).equals(mountPoint.toString())).findFirst();
     }
 
     /** The pod cgroup's io.max, what the kernel holds for it. */
-    String ioMax() throws IOException {
+    @Override
+    public String ioMax() throws IOException {
         Path file = cgroup.resolve("io.max");
         return Files.exists(file) ? Files.readString(file).strip() : "";
     }
@@ -171,7 +171,8 @@ final class DemoPod implements AutoCloseable {
      * the pod's mount namespace. The shell joins the cgroup first and then execs nsenter, so every
      * process fio forks is the container's too. The container cgroup is removed when it ends.
      */
-    GuestCommand.Result exec(Duration timeout, List<String> command) {
+    @Override
+    public GuestCommand.Result exec(Duration timeout, List<String> command) {
         Path container;
         try {
             container = newContainer(cgroup);
@@ -205,10 +206,31 @@ final class DemoPod implements AutoCloseable {
     }
 
     /** Runs a command in the pod's mount namespace but outside its cgroup, at the node's full speed. */
-    GuestCommand.Result execUnlimited(Duration timeout, List<String> command) {
+    @Override
+    public GuestCommand.Result execUnlimited(Duration timeout, List<String> command) {
         List<String> argv = new ArrayList<>(List.of("nsenter", "--target", Long.toString(sandbox.pid()), "--mount", "--"));
         argv.addAll(command);
         return GuestCommand.run(timeout, argv);
+    }
+
+    @Override
+    public String runtime() {
+        return "imitation";
+    }
+
+    /** The pod's namespace is a slave of the node's: the volume reaches it by propagation, nothing to start. */
+    @Override
+    public void volumePublished(Path target) {
+    }
+
+    @Override
+    public Path inPod(Path target) {
+        return target;
+    }
+
+    /** Its containers are the commands {@link #exec} runs, each gone when it ends. */
+    @Override
+    public void stopContainers() {
     }
 
     /** Ends the sandbox and removes the pod's cgroup and every slice left empty, as kubelet does. */

@@ -22,8 +22,11 @@ final class QosTable {
         }
     }
 
-    /** One fio run: the PVC, its StorageClass, the job, the limit it ran under (none: unlimited). */
-    record Row(String pvc, String storageClass, FioJob job, Optional<Limit> limit, double iops, double bytesPerSecond) {
+    /**
+     * One fio run: the PVC, its StorageClass, who ran the pod (containerd+runc or the test bed's
+     * imitation), the job, the limit it ran under (none: unlimited).
+     */
+    record Row(String pvc, String storageClass, String podRuntime, FioJob job, Optional<Limit> limit, double iops, double bytesPerSecond) {
         double judged() {
             return job.bandwidth() ? bytesPerSecond : iops;
         }
@@ -73,10 +76,10 @@ final class QosTable {
     /** The table, columns aligned; the last column says whether the row passed. */
     List<String> render() {
         List<List<String>> cells = new ArrayList<>();
-        cells.add(List.of("PVC", "StorageClass", "limit (io.max)", "fio in the pod", "IOPS", "MiB/s", "ratio", ""));
+        cells.add(List.of("PVC", "StorageClass", "pod run by", "limit (io.max)", "fio in the pod", "IOPS", "MiB/s", "ratio", ""));
         for (Row row : rows) {
             Verdict verdict = verdict(row);
-            cells.add(List.of(row.pvc(), row.storageClass(), row.limit().map(Limit::describe).orElse("none"),
+            cells.add(List.of(row.pvc(), row.storageClass(), row.podRuntime(), row.limit().map(Limit::describe).orElse("none"),
                     row.job().label(), String.format(Locale.ROOT, "%.1f", row.iops()),
                     String.format(Locale.ROOT, "%.2f", row.bytesPerSecond() / MIB), verdict.ratio(),
                     verdict.failure().isPresent() ? "FAIL" : "ok"));
@@ -89,7 +92,7 @@ final class QosTable {
             }
         }
         // numbers right-aligned, text left-aligned
-        boolean[] right = {false, false, false, false, true, true, true, false};
+        boolean[] right = {false, false, false, false, false, true, true, true, false};
         List<String> lines = new ArrayList<>();
         for (List<String> line : cells) {
             StringBuilder text = new StringBuilder();

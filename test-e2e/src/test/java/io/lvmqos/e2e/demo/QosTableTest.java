@@ -16,7 +16,7 @@ class QosTableTest {
     private static final double MIB = 1 << 20;
 
     private static Row bandwidth(String pvc, FioJob job, double limitMib, double measuredMib) {
-        return new Row(pvc, "sc", job, limitMib > 0 ? Optional.of(new Limit("wbps", limitMib * MIB)) : Optional.empty(),
+        return new Row(pvc, "sc", pvc.equals("data-bps") ? "containerd+runc" : "imitation", job, limitMib > 0 ? Optional.of(new Limit("wbps", limitMib * MIB)) : Optional.empty(),
                 measuredMib, measuredMib * MIB);
     }
 
@@ -31,7 +31,7 @@ class QosTableTest {
     @Test
     void iopsLimitsAreJudgedByIopsNotBandwidth() {
         QosTable table = new QosTable();
-        table.add(new Row("iops", "sc", FioJob.RAND_READ, Optional.of(new Limit("riops", 300)), 297, 297 * 4096));
+        table.add(new Row("iops", "sc", "imitation", FioJob.RAND_READ, Optional.of(new Limit("riops", 300)), 297, 297 * 4096));
         assertEquals(List.of(), table.failures());
         assertEquals("0.99", table.verdict(table.rows().getFirst()).ratio());
     }
@@ -59,5 +59,8 @@ class QosTableTest {
         assertTrue(lines.get(1).contains("wbps 8 MiB/s") && lines.get(1).endsWith("1.00  ok"), lines.get(1));
         assertTrue(lines.get(2).contains("none") && lines.get(2).endsWith("154.1x data-bps  ok"), lines.get(2));
         assertEquals(lines.get(1).indexOf("seq write"), lines.get(2).indexOf("seq write"), "columns line up");
+        assertTrue(lines.get(0).contains("pod run by"), lines.get(0));
+        assertEquals(lines.get(0).indexOf("pod run by"), lines.get(1).indexOf("containerd+runc"), "the runtime's column");
+        assertEquals(lines.get(0).indexOf("pod run by"), lines.get(2).indexOf("imitation"), "the runtime's column");
     }
 }

@@ -19,12 +19,12 @@ import java.util.UUID;
  * and kubelet's labels, on the node's network; containers are created in the sandbox later, after the
  * volumes are published.
  */
-final class CriPods {
+public final class CriPods {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A sandbox running in containerd, and the pod cgroup kubelet made for it. */
-    record Sandbox(String id, Pod pod, Cri.PodSandboxConfig config) {
+    public record Sandbox(String id, Pod pod, Cri.PodSandboxConfig config) {
         /** The target path kubelet gives NodePublishVolume for a volume of this pod. */
         Path volumePath(String pvName) {
             return KUBELET.resolve("pods").resolve(pod.uid()).resolve("volumes/kubernetes.io~csi").resolve(pvName)
@@ -37,7 +37,7 @@ final class CriPods {
     private CriPods() {
     }
 
-    static Sandbox run(CriClient cri, String name, String namespace, QosClass qos, boolean privileged) throws IOException {
+    public static Sandbox run(CriClient cri, String name, String namespace, QosClass qos, boolean privileged) throws IOException {
         String uid = UUID.randomUUID().toString();
         Pod pod = GuestPods.create(uid, qos, CgroupDriver.CGROUPFS, "");
         Path logs = GuestContainerd.POD_LOGS.resolve(namespace + "_" + name + "_" + uid);
@@ -61,7 +61,7 @@ final class CriPods {
     }
 
     /** CreateContainer and StartContainer, as kubelet starts a container of the pod. */
-    static String start(CriClient cri, Sandbox sandbox, Cri.ContainerConfig.Builder container) {
+    public static String start(CriClient cri, Sandbox sandbox, Cri.ContainerConfig.Builder container) {
         String name = container.getMetadata().getName();
         container.setLogPath(name + "/0.log")
                 .putLabels("io.kubernetes.container.name", name)
@@ -77,7 +77,7 @@ final class CriPods {
         return id;
     }
 
-    static Cri.ContainerConfig.Builder container(String name, String image, List<String> command) {
+    public static Cri.ContainerConfig.Builder container(String name, String image, List<String> command) {
         return Cri.ContainerConfig.newBuilder()
                 .setMetadata(Cri.ContainerMetadata.newBuilder().setName(name))
                 .setImage(Cri.ImageSpec.newBuilder().setImage(image))
@@ -85,14 +85,14 @@ final class CriPods {
     }
 
     /** The container's first process, as containerd reports it. */
-    static long pid(CriClient cri, String containerId) throws IOException {
+    public static long pid(CriClient cri, String containerId) throws IOException {
         Cri.ContainerStatusResponse status = cri.runtime().containerStatus(Cri.ContainerStatusRequest.newBuilder()
                 .setContainerId(containerId).setVerbose(true).build());
         return JSON.readTree(status.getInfoOrThrow("info")).path("pid").asLong();
     }
 
     /** The cgroup of a process, as /proc/<pid>/cgroup names it in the hierarchy the driver writes. */
-    static String cgroupOf(long pid, String controller) throws IOException {
+    public static String cgroupOf(long pid, String controller) throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "cgroup"))) {
             String[] fields = line.split(":", 3);
             if (controller.isEmpty() ? fields[0].equals("0") : List.of(fields[1].split(",")).contains(controller)) {
@@ -120,13 +120,18 @@ final class CriPods {
 
     /** Runs a command in a running container (kubelet's exec probes and kubectl exec go this way). */
     static String exec(CriClient cri, String containerId, String... command) {
-        Cri.ExecSyncResponse response = cri.runtime().execSync(Cri.ExecSyncRequest.newBuilder()
-                .setContainerId(containerId).addAllCmd(List.of(command)).setTimeout(60).build());
+        Cri.ExecSyncResponse response = execSync(cri, containerId, 60, List.of(command));
         if (response.getExitCode() != 0) {
             throw new AssertionError(String.join(" ", command) + " in " + containerId + " exited with "
                     + response.getExitCode() + ": " + response.getStderr().toStringUtf8());
         }
         return response.getStdout().toStringUtf8();
+    }
+
+    /** ExecSync, whatever the command's exit code; the command ends after {@code timeoutSeconds}. */
+    public static Cri.ExecSyncResponse execSync(CriClient cri, String containerId, long timeoutSeconds, List<String> command) {
+        return cri.runtime().execSync(Cri.ExecSyncRequest.newBuilder()
+                .setContainerId(containerId).addAllCmd(command).setTimeout(timeoutSeconds).build());
     }
 
     /** The container's log as containerd wrote it (CRI log format: time, stream, tag, text). */
@@ -136,7 +141,7 @@ final class CriPods {
     }
 
     /** Stops and removes the sandbox with its containers, then kubelet's pod cgroup. */
-    static void remove(CriClient cri, Sandbox sandbox) {
+    public static void remove(CriClient cri, Sandbox sandbox) {
         try {
             cri.runtime().stopPodSandbox(Cri.StopPodSandboxRequest.newBuilder().setPodSandboxId(sandbox.id()).build());
             cri.runtime().removePodSandbox(Cri.RemovePodSandboxRequest.newBuilder().setPodSandboxId(sandbox.id()).build());

@@ -19,7 +19,7 @@ import java.util.List;
  * on /run (tmpfs), its images and snapshots on an ext4 file system of a disk of their own; the images
  * are the OCI archives scripts/build-image made, imported with ctr, never pulled.
  */
-final class GuestContainerd implements AutoCloseable {
+public final class GuestContainerd implements AutoCloseable {
 
     /** Where scripts/build-image left the OCI archives (the host sets it; the guest sees the host's files). */
     static final String IMAGE_DIR_VARIABLE = "LVMQOS_IMAGE_DIR";
@@ -28,6 +28,7 @@ final class GuestContainerd implements AutoCloseable {
     static final String DRIVER_IMAGE = "docker.io/library/lvmqos:0.1.0";
     static final String PAUSE_IMAGE = "docker.io/library/lvmqos-pause:0.1.0";
     static final String WORKLOAD_IMAGE = "docker.io/library/lvmqos-workload:0.1.0";
+    public static final String FIO_IMAGE = "docker.io/library/lvmqos-fio:0.1.0";
     /** Pod logs: kubelet's /var/log/pods is on the guest's read-only root. */
     static final Path POD_LOGS = HOME.resolve("pods");
 
@@ -39,8 +40,18 @@ final class GuestContainerd implements AutoCloseable {
         this.client = client;
     }
 
-    /** Starts containerd with its content and snapshots on {@code disk} (made ext4 here) and imports the images. */
-    static GuestContainerd start(Path disk) throws Exception {
+    /** Starts containerd with its content and snapshots on {@code disk} (made ext4 here) and imports the checks' images. */
+    public static GuestContainerd start(Path disk) throws Exception {
+        return start(disk, List.of("lvmqos.oci.tar", DRIVER_IMAGE, "workload.oci.tar", WORKLOAD_IMAGE));
+    }
+
+    /** As {@link #start(Path)}, with the sandbox image and fio's only: the demo's driver is a process of the node. */
+    public static GuestContainerd startForFio(Path disk) throws Exception {
+        return start(disk, List.of("fio.oci.tar", FIO_IMAGE));
+    }
+
+    /** {@code images}: archive, image name, archive, image name...; the pause image is always imported. */
+    private static GuestContainerd start(Path disk, List<String> images) throws Exception {
         Path root = HOME.resolve("root");
         Files.createDirectories(root);
         Files.createDirectories(POD_LOGS);
@@ -53,10 +64,11 @@ final class GuestContainerd implements AutoCloseable {
                 .redirectOutput(GuestEnv.outDir().resolve("containerd.log").toFile())
                 .start();
         CsiClient.awaitSocket(SOCKET, Duration.ofSeconds(60));
-        Path images = Path.of(System.getenv(IMAGE_DIR_VARIABLE));
-        importImage(images.resolve("pause.oci.tar"), PAUSE_IMAGE);
-        importImage(images.resolve("lvmqos.oci.tar"), DRIVER_IMAGE);
-        importImage(images.resolve("workload.oci.tar"), WORKLOAD_IMAGE);
+        Path imageDir = Path.of(System.getenv(IMAGE_DIR_VARIABLE));
+        importImage(imageDir.resolve("pause.oci.tar"), PAUSE_IMAGE);
+        for (int i = 0; i < images.size(); i += 2) {
+            importImage(imageDir.resolve(images.get(i)), images.get(i + 1));
+        }
         return new GuestContainerd(process, CriClient.connect(SOCKET));
     }
 
@@ -108,7 +120,7 @@ final class GuestContainerd implements AutoCloseable {
                 """.formatted(root, HOME.resolve("state"), SOCKET, PAUSE_IMAGE, cni.resolve("bin"), cni.resolve("conf"));
     }
 
-    CriClient cri() {
+    public CriClient cri() {
         return client;
     }
 

@@ -27,14 +27,14 @@ import java.util.UUID;
  * v2 the pod cgroup enables the memory controller for its children, as kubelet's does, so the
  * kernel's no-internal-processes rule would refuse one there anyway.
  */
-final class GuestPods {
+public final class GuestPods {
 
-    enum QosClass { GUARANTEED, BURSTABLE, BESTEFFORT }
+    public enum QosClass { GUARANTEED, BURSTABLE, BESTEFFORT }
 
     /** Kubelet's --cgroup-driver. */
     enum CgroupDriver { SYSTEMD, CGROUPFS }
 
-    record Pod(String uid, Path cgroup, QosClass qos, CgroupDriver driver) {
+    public record Pod(String uid, Path cgroup, QosClass qos, CgroupDriver driver) {
         Path volumePath(String volume) {
             return GuestDriver.KUBELET.resolve("pods").resolve(uid).resolve("volumes/kubernetes.io~csi")
                     .resolve(volume).resolve("mount");

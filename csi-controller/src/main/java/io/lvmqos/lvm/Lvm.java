@@ -82,8 +82,7 @@ public final class Lvm {
      * group has no LV yet); empty when the group does not exist.
      */
     public Optional<VolumeGroupContents> contents(String volumeGroup) {
-        CommandResult result = run(volumeGroup, command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units",
-                "b", "--nosuffix", "--binary", "-o", String.join(",", LvmReport.LV_AND_VG_FIELDS), "--", volumeGroup));
+        CommandResult result = run(volumeGroup, lvsReport(LvmReport.LV_AND_VG_FIELDS, volumeGroup));
         if (!result.succeeded()) {
             if (result.stderr().contains("not found")) {
                 return Optional.empty();
@@ -99,7 +98,7 @@ public final class Lvm {
 
     /** The visible LVs of a volume group (pool internals are left out). */
     public List<LogicalVolume> logicalVolumes(String volumeGroup) {
-        CommandResult result = run(volumeGroup, lvsCommand(volumeGroup));
+        CommandResult result = run(volumeGroup, lvsReport(LvmReport.LV_FIELDS, volumeGroup));
         if (!result.succeeded()) {
             throw classify(result);
         }
@@ -107,7 +106,7 @@ public final class Lvm {
     }
 
     public Optional<LogicalVolume> logicalVolume(String volumeGroup, String name) {
-        CommandResult result = run(volumeGroup, lvsCommand(volumeGroup + "/" + name));
+        CommandResult result = run(volumeGroup, lvsReport(LvmReport.LV_FIELDS, volumeGroup + "/" + name));
         if (!result.succeeded()) {
             if (result.stderr().contains("Failed to find logical volume")) {
                 return Optional.empty();
@@ -122,8 +121,7 @@ public final class Lvm {
      * lvs (inactive LVs included: a pool's metadata maps them all the same).
      */
     public List<ThinDevice> thinDevices(String volumeGroup) {
-        CommandResult result = run(volumeGroup, command(REPORT_TIMEOUT, "lvs", "--reportformat", "json", "--units", "b",
-                "--nosuffix", "-o", String.join(",", LvmReport.THIN_FIELDS), "--", volumeGroup));
+        CommandResult result = run(volumeGroup, lvsReport(LvmReport.THIN_FIELDS, volumeGroup));
         if (!result.succeeded()) {
             throw classify(result);
         }
@@ -196,9 +194,14 @@ public final class Lvm {
         return keyValues.entrySet().stream().map(e -> tag(e.getKey(), e.getValue())).toList();
     }
 
-    private Command lvsCommand(String selector) {
+    /**
+     * The one lvs command line: JSON, sizes in bytes without suffix, flags as 0/1, every LV of the
+     * selection with pool internals included ({@code --all}); each parser in LvmReport keeps the
+     * rows it is about.
+     */
+    private Command lvsReport(List<String> fields, String selector) {
         return command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units", "b", "--nosuffix",
-                "--binary", "-o", String.join(",", LvmReport.LV_FIELDS), "--", selector);
+                "--binary", "-o", String.join(",", fields), "--", selector);
     }
 
     private void change(String volumeGroup, List<String> args) {

@@ -18,7 +18,6 @@ public final class VolumeTags {
 
     public static final String PREFIX = "lvmqos.";
     public static final String NAME = PREFIX + "name";
-    public static final String KIND = PREFIX + "kind";
     public static final String REQUESTED_BYTES = PREFIX + "requested";
     public static final String PARAMETERS = PREFIX + "params";
     public static final String SOURCE = PREFIX + "source";

@@ -71,10 +71,6 @@ public final class Mounter {
         return new Mounter(NativeLibC.libc(), NativeLibC.lastError(), mountTable, new ProcessScanner(Path.of("/proc")));
     }
 
-    public static Mounter create() {
-        return create(new MountTable());
-    }
-
     /** Mounts a filesystem on a block device, e.g. a freshly formatted LV on its staging path. */
     public void mount(Path device, Path target, FsType type, MountOptions options) {
         mount(device, target, type.kernelName(), options.flags(), options.dataString().orElse(""));

@@ -153,10 +153,6 @@ public final class PodLimits {
         }
     }
 
-    public Optional<IoLimits> current(String podUid, DeviceNumber device) {
-        return cgroups.find(podUid).cgroup().flatMap(path -> writer.read(path, device));
-    }
-
     /** The pods with a publish mount of this filesystem device (or of this block device node). */
     public Set<String> podsUsing(DeviceNumber device, Optional<String> deviceNodeRoot) {
         Set<String> pods = new LinkedHashSet<>();

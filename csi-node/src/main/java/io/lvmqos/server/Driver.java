@@ -27,7 +27,7 @@ import io.lvmqos.device.Filesystems;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
-import io.lvmqos.node.MountedDeviceUsers;
+import io.lvmqos.node.DeviceMountPoints;
 import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.VolumeConditions;
@@ -79,7 +79,7 @@ public final class Driver {
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
                         settings.wipeBytesPerSecond()), catalog, locks,
-                new MountedDeviceUsers(mountTable), podLimits::reapply);
+                new DeviceMountPoints(mountTable), podLimits::reapply);
         Mounter mounter = Mounter.create(mountTable);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,

@@ -33,7 +33,7 @@ class FilesystemsRootTest {
     Path dir;
     final CommandRunner runner = new CommandRunner();
     final Filesystems filesystems = new Filesystems(runner);
-    final Mounter mounter = Mounter.create();
+    final Mounter mounter = Mounter.create(new MountTable());
     LoopDevice loop;
     Path mountPoint;
 

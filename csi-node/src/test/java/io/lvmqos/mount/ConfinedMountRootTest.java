@@ -26,7 +26,7 @@ class ConfinedMountRootTest {
 
     @TempDir
     Path dir;
-    final Mounter plain = Mounter.create();
+    final Mounter plain = Mounter.create(new MountTable());
     final MountTable table = new MountTable();
     Path kubelet;
     Path source;

@@ -29,7 +29,7 @@ class MounterRootTest {
 
     @TempDir
     Path dir;
-    final Mounter mounter = Mounter.create();
+    final Mounter mounter = Mounter.create(new MountTable());
     final MountTable table = new MountTable();
     final Deque<Path> mounted = new ArrayDeque<>();
     Process holder;

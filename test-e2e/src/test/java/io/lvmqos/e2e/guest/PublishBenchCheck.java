@@ -314,7 +314,7 @@ public class PublishBenchCheck {
         private final DeviceNumber device;
         private final Path mountProgram;
         private final Path umountProgram;
-        private final Mounter mounter = Mounter.create();
+        private final Mounter mounter = Mounter.create(new MountTable());
         private final MountTable mountTable = new MountTable();
         private final CgroupLimitsWriter writer = new CgroupLimitsWriter(GuestEnv.cgroupRoot());
         private final PodCgroups podCgroups = new PodCgroups(GuestEnv.cgroupRoot());

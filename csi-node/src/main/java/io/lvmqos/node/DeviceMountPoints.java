@@ -9,11 +9,11 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /** Names the mount points of a device, for the message of a delete refused because it is open. */
-public final class MountedDeviceUsers implements DeviceUsers {
+public final class DeviceMountPoints implements DeviceUsers {
 
     private final MountTable mountTable;
 
-    public MountedDeviceUsers(MountTable mountTable) {
+    public DeviceMountPoints(MountTable mountTable) {
         this.mountTable = mountTable;
     }
 

@@ -19,7 +19,6 @@ import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeTags;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

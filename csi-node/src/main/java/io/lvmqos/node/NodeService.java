@@ -28,7 +28,6 @@ import io.lvmqos.volume.Topology;
 import io.lvmqos.volume.VolumeCatalog;
 import io.lvmqos.volume.VolumeId;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;

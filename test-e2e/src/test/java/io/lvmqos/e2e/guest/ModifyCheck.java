@@ -218,6 +218,53 @@ public class ModifyCheck {
         }
     }
 
+    /**
+     * A class that says {@code max} for one direction lifts that limit in a running pod, and a key
+     * it leaves out leaves its limit alone: the volume starts at 4 MiB/s each way, the change names
+     * only {@code writeBPS=max}; then writes run far above 4 MiB/s while reads are still held at it.
+     */
+    @Test
+    void maxLiftsTheNamedDirectionAndLeavesTheOthers() throws Exception {
+        Csi.Volume volume = driver.client().controller().createVolume(create("lifted", 256 * MIB,
+                Map.of("bps", "4Mi")).build()).getVolume();
+        Csi.VolumeCapability capability = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER);
+        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/lift/globalmount");
+        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+        Pod pod = GuestPods.create(QosClass.BURSTABLE);
+        List<Path> targets = new ArrayList<>();
+        try {
+            Path target = publish(volume, staging, pod, capability);
+            targets.add(target);
+            GuestPods.layOut(target.resolve("data"), 32);
+            Path ioMax = pod.cgroup().resolve("io.max");
+            assertTrue(ok("cat", ioMax.toString()).contains("rbps=4194304 wbps=4194304"), "limited at first");
+
+            driver.client().controller().controllerModifyVolume(Csi.ControllerModifyVolumeRequest.newBuilder()
+                    .setVolumeId(volume.getVolumeId()).putMutableParameters("writeBPS", "max").build());
+            String line = ok("cat", ioMax.toString());
+            assertTrue(line.contains("rbps=4194304 wbps=max"), "write lifted, read kept, in place: " + line);
+            String tags = ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", lvOf(volume));
+            assertTrue(tags.contains("lvmqos.qos.rbps=4194304") && !tags.contains("lvmqos.qos.wbps"),
+                    "the lift is durable in the LV's tags: " + tags);
+
+            double written = GuestPods.fio(pod, "write", shortRun("write", target.resolve("data"))).bytesPerSecond() / MIB_D;
+            double read = GuestPods.fio(pod, "read", shortRun("read", target.resolve("data"))).bytesPerSecond() / MIB_D;
+            System.out.printf("modify: after writeBPS=max, writes ran at %.1f MiB/s, reads at %.3f MiB/s%n", written, read);
+            assertTrue(written > 4 * 4, "writes are no longer held at 4 MiB/s: " + written + " MiB/s");
+            assertWithin(0.15, 4, read, "reads, whose key the class left out");
+        } finally {
+            Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging, targets);
+            GuestPods.remove(pod);
+        }
+    }
+
+    /** Two seconds of direct 1 MiB I/O on a laid-out file: enough for blk-throttle's 100 ms slices. */
+    private static List<String> shortRun(String rw, Path file) {
+        return List.of("--filename=" + file, "--rw=" + rw, "--bs=1M", "--size=32M", "--direct=1", "--ioengine=psync",
+                "--time_based", "--runtime=2", "--ramp_time=500ms");
+    }
+
     /** MiB/s of the pod's written-bytes counter between two scrapes, printed beside fio's log for that time. */
     private static double counterMiB(MetricsScrape from, MetricsScrape to, Map<String, String> labels, Path fioLog)
             throws IOException {

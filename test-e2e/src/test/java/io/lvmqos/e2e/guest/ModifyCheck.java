@@ -52,6 +52,16 @@ public class ModifyCheck {
         }
     }
 
+    /** A 256 MiB volume with these parameters, staged at {@code staging}. */
+    private static Csi.Volume createAndStage(String name, Map<String, String> parameters,
+                                             Csi.VolumeCapability capability, Path staging) {
+        Csi.Volume volume = driver.client().controller().createVolume(create(name, 256 * MIB, parameters).build())
+                .getVolume();
+        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+        return volume;
+    }
+
     private static Path publish(Csi.Volume volume, Path staging, Pod pod, Csi.VolumeCapability capability) {
         Path target = pod.volumePath("shared");
         driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
@@ -104,12 +114,9 @@ public class ModifyCheck {
 
     @Test
     void raisingWriteBpsReachesRunningPodsAtOnceAndSurvivesARestart() throws Exception {
-        Csi.Volume volume = driver.client().controller().createVolume(create("modified", 256 * MIB,
-                Map.of("writeBPS", "4Mi")).build()).getVolume();
         Csi.VolumeCapability shared = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_MULTI_WRITER);
         Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/modify/globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(shared).build());
+        Csi.Volume volume = createAndStage("modified", Map.of("writeBPS", "4Mi"), shared, staging);
         List<Pod> pods = List.of(GuestPods.create(QosClass.BURSTABLE),
                 GuestPods.create(QosClass.BESTEFFORT, GuestPods.CgroupDriver.CGROUPFS));
         List<Path> targets = new ArrayList<>();
@@ -225,12 +232,9 @@ public class ModifyCheck {
      */
     @Test
     void maxLiftsTheNamedDirectionAndLeavesTheOthers() throws Exception {
-        Csi.Volume volume = driver.client().controller().createVolume(create("lifted", 256 * MIB,
-                Map.of("bps", "4Mi")).build()).getVolume();
         Csi.VolumeCapability capability = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER);
         Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/lift/globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+        Csi.Volume volume = createAndStage("lifted", Map.of("bps", "4Mi"), capability, staging);
         Pod pod = GuestPods.create(QosClass.BURSTABLE);
         List<Path> targets = new ArrayList<>();
         try {

@@ -19,9 +19,9 @@ import java.util.OptionalLong;
  *     truncated to its low 32 bits, and UINT_MAX is no limit.</li>
  * </ul>
  * So an IOPS limit is 1..2^32-2 and a byte rate is 1..2^64-2; a Java long stops the byte rate at
- * 2^63-1, some exabytes per second, beyond any device. Kernels from about 5.9 until the low limit
- * was removed (6.9) also refuse the value 1 in io.max with EINVAL; the writer's read-back check
- * reports that as an error rather than leaving a pod unthrottled.
+ * 2^63-1, some exabytes per second, beyond any device. Some kernels (about 5.10 until the io.low
+ * limit was taken out, around 6.9) also refuse the value 1 in io.max with EINVAL; the writer then
+ * fails the call rather than leaving a pod unthrottled.
  */
 public record IoLimits(OptionalLong readBps, OptionalLong writeBps, OptionalLong readIops, OptionalLong writeIops) {
 

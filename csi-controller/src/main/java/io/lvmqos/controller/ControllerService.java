@@ -10,8 +10,8 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import io.lvmqos.volume.Capabilities;
 import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.QosChange;
 import io.lvmqos.volume.QosParameters;
-import io.lvmqos.volume.QosSpec;
 import io.lvmqos.volume.Topology;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeParameters;
@@ -23,7 +23,8 @@ import java.util.Optional;
 
 /**
  * CSI Controller, run on every node beside its own volume groups (the external-provisioner runs
- * with --node-deployment). Validates, delegates to {@link VolumeProvisioner}, answers.
+ * with --node-deployment). Validates, delegates to {@link VolumeProvisioner} (and a change of
+ * limits to {@link QosModifier}), answers.
  */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
@@ -41,16 +42,14 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             Csi.ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
 
     private final VolumeProvisioner provisioner;
+    private final QosModifier qos;
     private final String node;
     /** Every node's plugin watches its PersistentVolumes and applies their VolumeAttributesClass itself. */
     private final boolean ownersApplyClasses;
 
-    public ControllerService(VolumeProvisioner provisioner) {
-        this(provisioner, false);
-    }
-
-    public ControllerService(VolumeProvisioner provisioner, boolean ownersApplyClasses) {
+    public ControllerService(VolumeProvisioner provisioner, QosModifier qos, boolean ownersApplyClasses) {
         this.provisioner = provisioner;
+        this.qos = qos;
         this.node = provisioner.catalog().node();
         this.ownersApplyClasses = ownersApplyClasses;
     }
@@ -170,11 +169,11 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     public void controllerModifyVolume(Csi.ControllerModifyVolumeRequest request,
                                        StreamObserver<Csi.ControllerModifyVolumeResponse> reply) {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
-        QosSpec change = QosParameters.parseMutable(request.getMutableParametersMap());
+        QosChange change = QosParameters.parseMutable(request.getMutableParametersMap());
         VolumeId id = VolumeId.parse(VolumeId.Kind.VOLUME, request.getVolumeId())
                 .orElseThrow(() -> DriverException.notFound("volume " + Echo.of(request.getVolumeId()) + " does not exist"));
         if (id.isOn(node)) {
-            provisioner.modifyQos(id, change);
+            qos.modify(id, change);
         } else if (!ownersApplyClasses) {
             throw DriverException.notFound("volume " + id + " lives on " + id.nodeDescription() + ", not on node " + node
                     + ", and the plugins do not watch Kubernetes (--watch-kubernetes) to hand the change to it");

@@ -12,8 +12,7 @@ import io.lvmqos.lvm.VolumeGroupContents;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
-import io.lvmqos.volume.QosListener;
-import io.lvmqos.volume.QosSpec;
+import io.lvmqos.volume.PodLimitsApplier;
 import io.lvmqos.volume.VolumeCatalog;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeParameters;
@@ -44,16 +43,16 @@ public final class VolumeProvisioner {
     private final VolumeCatalog catalog;
     private final KeyedLocks locks;
     private final DeviceUsers users;
-    private final QosListener qosListener;
+    private final PodLimitsApplier pods;
 
     public VolumeProvisioner(Lvm lvm, ResumableWipe wipe, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
-                             QosListener qosListener) {
+                             PodLimitsApplier pods) {
         this.lvm = lvm;
         this.wipe = wipe;
         this.catalog = catalog;
         this.locks = locks;
         this.users = users;
-        this.qosListener = qosListener;
+        this.pods = pods;
     }
 
     public VolumeCatalog catalog() {
@@ -264,32 +263,6 @@ public final class VolumeProvisioner {
     }
 
     /**
-     * Puts the limits of {@code change} that are set in place of the volume's, durably (LV tags,
-     * one lvchange) and then live in the pods using it. Absent limits stay as they are; the same
-     * change twice is a no-op for LVM and rewrites the same lines.
-     */
-    public ManagedVolume modifyQos(VolumeId id, QosSpec change) {
-        try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
-            ManagedVolume volume = lvm.logicalVolume(id.volumeGroup(), id.lvName())
-                    .flatMap(lv -> ManagedVolume.from(catalog.node(), lv))
-                    .filter(v -> v.id().kind() == VolumeId.Kind.VOLUME)
-                    .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
-            QosSpec updated = volume.qos().overriddenBy(change);
-            if (!updated.equals(volume.qos())) {
-                Map<String, String> before = VolumeTags.qosTags(volume.qos());
-                Map<String, String> after = VolumeTags.qosTags(updated);
-                List<String> remove = Lvm.tags(before).stream().filter(t -> !Lvm.tags(after).contains(t)).toList();
-                List<String> add = Lvm.tags(after).stream().filter(t -> !Lvm.tags(before).contains(t)).toList();
-                lvm.replaceTags(id.volumeGroup(), id.lvName(), remove, add);
-            }
-            ManagedVolume modified = catalog.refresh(id).orElseThrow(() -> DriverException.notFound(
-                    "volume " + id + " vanished while its limits were changed"));
-            qosListener.limitsChanged(modified);
-            return modified;
-        }
-    }
-
-    /**
      * Grows a volume's LV, or refuses before any change when there is no room (see
      * {@link VolumeExpansion}). Per-GiB limits follow the new size at once in the pods using it: for
      * a raw block volume no NodeExpandVolume follows to do it.
@@ -306,7 +279,7 @@ public final class VolumeProvisioner {
                     .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
             catalog.put(volume);
             if (!volume.limits().isUnlimited()) {
-                qosListener.limitsChanged(volume);
+                pods.applyToPodsUsing(volume);
             }
             return volume;
         }

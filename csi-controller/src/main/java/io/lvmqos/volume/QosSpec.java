@@ -4,7 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
-/** The I/O limits a volume carries, as stored with it; {@link #forSize} gives the numbers in force. */
+/**
+ * The I/O limits a volume carries, as stored with it in its LV tags (per-GiB limits stay per GiB);
+ * {@link #forSize} gives the numbers in force on a device of a given size. Made by
+ * {@link QosParameters} from a StorageClass, changed by a {@link QosChange}.
+ */
 public record QosSpec(Limit readBps, Limit writeBps, Limit readIops, Limit writeIops) {
 
     public static final QosSpec NONE = new QosSpec(Limit.UNLIMITED, Limit.UNLIMITED, Limit.UNLIMITED, Limit.UNLIMITED);
@@ -16,16 +20,10 @@ public record QosSpec(Limit readBps, Limit writeBps, Limit readIops, Limit write
         Objects.requireNonNull(writeIops);
     }
 
-    /** The largest IOPS limit the kernel takes (io.max and blkio keep IOPS in 32 bits). */
-    public static final long MAX_IOPS = 0xffff_fffeL;
-
+    /** The limits in force on a device of this size, within the kernel's bounds ({@link IoLimits}). */
     public IoLimits forSize(long sizeBytes) {
-        return new IoLimits(readBps.forSize(sizeBytes), writeBps.forSize(sizeBytes),
-                capIops(readIops.forSize(sizeBytes)), capIops(writeIops.forSize(sizeBytes)));
-    }
-
-    private static java.util.OptionalLong capIops(java.util.OptionalLong iops) {
-        return iops.isPresent() && iops.getAsLong() > MAX_IOPS ? java.util.OptionalLong.of(MAX_IOPS) : iops;
+        return IoLimits.within(readBps.forSize(sizeBytes), writeBps.forSize(sizeBytes),
+                readIops.forSize(sizeBytes), writeIops.forSize(sizeBytes));
     }
 
     public boolean isUnlimited() {
@@ -47,14 +45,10 @@ public record QosSpec(Limit readBps, Limit writeBps, Limit readIops, Limit write
         return new QosSpec(read(fields, "rbps"), read(fields, "wbps"), read(fields, "riops"), read(fields, "wiops"));
     }
 
-    /** This spec with the limits of {@code change} that are not unlimited put in place of ours. */
-    public QosSpec overriddenBy(QosSpec change) {
-        return new QosSpec(pick(change.readBps, readBps), pick(change.writeBps, writeBps),
-                pick(change.readIops, readIops), pick(change.writeIops, writeIops));
-    }
-
-    private static Limit pick(Limit preferred, Limit fallback) {
-        return preferred instanceof Limit.Unlimited ? fallback : preferred;
+    /** This spec with the directions {@code change} names put in place of ours (a lifted one becomes unlimited). */
+    public QosSpec changedBy(QosChange change) {
+        return new QosSpec(change.readBps().orElse(readBps), change.writeBps().orElse(writeBps),
+                change.readIops().orElse(readIops), change.writeIops().orElse(writeIops));
     }
 
     private static void put(Map<String, String> fields, String name, Limit limit) {

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lvmqos.errors.DriverException;
 import java.math.BigDecimal;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -186,5 +187,72 @@ class QosParametersTest {
     void aPerGiBLimitThatParsesCanBeComputed() {
         QosSpec spec = QosParameters.parse(Map.of("bpsPerGiB", "1e20"));
         assertDoesNotThrow(() -> spec.forSize(GIB));
+    }
+
+    @ParameterizedTest(name = "{0}=max")
+    @CsvSource({"iops", "bps", "readIOPS", "writeIOPS", "readBPS", "writeBPS", "iopsPerGiB", "bpsPerGiB"})
+    void maxIsNoLimitForEveryKey(String key) {
+        assertEquals(QosSpec.NONE, QosParameters.parse(Map.of(key, "max")));
+    }
+
+    @Test
+    void maxInAPerDirectionKeyOverridesTheBothDirectionLimit() {
+        assertEquals(new QosSpec(Limit.UNLIMITED, Limit.UNLIMITED, Limit.UNLIMITED, fixed(300)),
+                QosParameters.parse(Map.of("iops", "300", "readIOPS", "max")));
+    }
+
+    @Test
+    void aPerDirectionLimitOverridesABothDirectionMax() {
+        assertEquals(new QosSpec(fixed(1 << 20), Limit.UNLIMITED, Limit.UNLIMITED, Limit.UNLIMITED),
+                QosParameters.parse(Map.of("bps", "max", "readBPS", "1Mi")));
+    }
+
+    @Test
+    void aMutableKeyLeftOutLeavesItsDirectionsAlone() {
+        assertEquals(new QosChange(Optional.empty(), Optional.of(fixed(8 << 20)), Optional.empty(), Optional.empty()),
+                QosParameters.parseMutable(Map.of("writeBPS", "8Mi")));
+        assertEquals(QosChange.NOTHING, QosParameters.parseMutable(Map.of()));
+    }
+
+    @Test
+    void aMutableMaxLiftsItsDirections() {
+        assertEquals(new QosChange(Optional.of(Limit.UNLIMITED), Optional.of(Limit.UNLIMITED), Optional.empty(),
+                Optional.of(fixed(100))), QosParameters.parseMutable(Map.of("bps", "max", "writeIOPS", "100")));
+        assertEquals(new QosChange(Optional.empty(), Optional.empty(), Optional.of(Limit.UNLIMITED),
+                Optional.of(Limit.UNLIMITED)), QosParameters.parseMutable(Map.of("iopsPerGiB", "max")));
+    }
+
+    @Test
+    void liftingThroughAClassRemovesTheLimitFromTheSpec() {
+        QosSpec limited = QosParameters.parse(Map.of("iops", "300", "writeBPS", "4Mi"));
+        assertEquals(new QosSpec(Limit.UNLIMITED, Limit.UNLIMITED, fixed(300), fixed(300)),
+                limited.changedBy(QosParameters.parseMutable(Map.of("writeBPS", "max"))));
+    }
+
+    @ParameterizedTest(name = "{0}=\"{1}\"")
+    @CsvSource({"iops, MAX", "bps, Max", "readBPS, unlimited", "iopsPerGiB, 'max '", "writeIOPS, maximum"})
+    void onlyTheExactWordMaxMeansNoLimit(String key, String value) {
+        DriverException.InvalidArgument e = assertThrows(DriverException.InvalidArgument.class,
+                () -> QosParameters.parseMutable(Map.of(key, value)));
+        assertTrue(e.getMessage().contains("or max"), e.getMessage());
+    }
+
+    @Test
+    void maxStillCannotBeMixedWithAPerGiBLimitOfTheSameKind() {
+        assertThrows(DriverException.InvalidArgument.class,
+                () -> QosParameters.parseMutable(Map.of("iopsPerGiB", "10", "readIOPS", "max")));
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({"iops, 4294967294, true", "iops, 4294967295, false", "readIOPS, 5e9, false",
+            "bps, 9223372036854775807, true", "bps, 9223372036854775808, false"})
+    void aFixedLimitMustBeOneTheKernelHolds(String key, String value, boolean accepted) {
+        if (accepted) {
+            assertDoesNotThrow(() -> QosParameters.parse(Map.of(key, value)));
+        } else {
+            DriverException.InvalidArgument e = assertThrows(DriverException.InvalidArgument.class,
+                    () -> QosParameters.parse(Map.of(key, value)));
+            assertTrue(e.getMessage().contains(key + "=\"" + value + "\""), e.getMessage());
+        }
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigDecimal;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
@@ -59,9 +60,41 @@ class QosSpecTest {
     }
 
     @Test
-    void overridingReplacesOnlyTheLimitsTheChangeSets() {
-        QosSpec change = new QosSpec(Limit.UNLIMITED, new Limit.Fixed(7), Limit.UNLIMITED, new Limit.Fixed(9));
+    void aChangeReplacesOnlyTheDirectionsItNames() {
+        QosChange change = new QosChange(Optional.empty(), Optional.of(new Limit.Fixed(7)), Optional.empty(),
+                Optional.of(new Limit.Fixed(9)));
         assertEquals(new QosSpec(MIXED.readBps(), new Limit.Fixed(7), MIXED.readIops(), new Limit.Fixed(9)),
-                MIXED.overriddenBy(change));
+                MIXED.changedBy(change));
+    }
+
+    @Test
+    void aChangeToUnlimitedLiftsThatDirectionAndItsTag() {
+        QosChange lift = new QosChange(Optional.of(Limit.UNLIMITED), Optional.empty(), Optional.empty(),
+                Optional.of(Limit.UNLIMITED));
+        QosSpec lifted = MIXED.changedBy(lift);
+        assertEquals(new QosSpec(Limit.UNLIMITED, Limit.UNLIMITED, MIXED.readIops(), Limit.UNLIMITED), lifted);
+        assertEquals(Map.of("riops", "0.5/GiB"), lifted.fields());
+    }
+
+    @Test
+    void nothingChangesNothing() {
+        assertEquals(MIXED, MIXED.changedBy(QosChange.NOTHING));
+    }
+
+    @Test
+    void tagsWrittenByEarlierVersionsReadBackTheSame() {
+        // the tag values of volumes made before the per-direction change record existed
+        assertEquals(new QosSpec(new Limit.Fixed(4194304), Limit.UNLIMITED, new Limit.PerGiB(new BigDecimal("10")),
+                new Limit.Fixed(300)), QosSpec.fromFields(Map.of("rbps", "4194304", "riops", "10/GiB", "wiops", "300")));
+    }
+
+    @Test
+    void computedLimitsStayWithinTheKernelsBounds() {
+        QosSpec huge = new QosSpec(new Limit.PerGiB(new BigDecimal("1e30")), Limit.UNLIMITED,
+                new Limit.PerGiB(new BigDecimal("1e12")), new Limit.Fixed(IoLimits.MAX_IOPS));
+        IoLimits limits = huge.forSize(1L << 40);
+        assertEquals(OptionalLong.of(IoLimits.MAX_BPS), limits.readBps());
+        assertEquals(OptionalLong.of(IoLimits.MAX_IOPS), limits.readIops());
+        assertEquals(OptionalLong.of(IoLimits.MAX_IOPS), limits.writeIops());
     }
 }

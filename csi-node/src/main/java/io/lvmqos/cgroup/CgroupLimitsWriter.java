@@ -42,9 +42,6 @@ import java.util.OptionalLong;
  */
 public final class CgroupLimitsWriter {
 
-    /** The kernel stores IOPS limits as 32-bit values and would silently clamp larger ones. */
-    static final long MAX_IOPS = 0xffff_ffffL;
-
     private final Path root;
     /**
      * v1 writes to a pod's subtree and the copies into a new container cgroup take this lock, so
@@ -58,8 +55,8 @@ public final class CgroupLimitsWriter {
         this.root = cgroupRoot.toAbsolutePath().normalize();
     }
 
+    /** Writes the device's limits; within the kernel's bounds by construction ({@link IoLimits}). */
     public void apply(Path podCgroup, DeviceNumber device, IoLimits limits) {
-        validate(limits);
         CgroupMode mode = CgroupMode.detect(root);
         Path cgroup = inside(mode, podCgroup);
         switch (mode) {
@@ -267,9 +264,7 @@ public final class CgroupLimitsWriter {
                 for (BlkioThrottle file : BlkioThrottle.values()) {
                     Long value = readText(cgroup.resolve(file.file)).map(BlkioThrottle::parse)
                             .map(m -> m.get(device)).orElse(null);
-                    // 0 never appears (it deletes the line); the kernel's "unlimited" is all ones.
-                    boolean limited = value != null && value != 0 && value != -1L
-                            && !(value == MAX_IOPS && isIops(file));
+                    boolean limited = value != null && file.isLimit(value);
                     values.put(file, limited ? OptionalLong.of(value) : OptionalLong.empty());
                     any |= limited;
                 }
@@ -323,24 +318,6 @@ public final class CgroupLimitsWriter {
         values.put(BlkioThrottle.READ_IOPS, limits.readIops());
         values.put(BlkioThrottle.WRITE_IOPS, limits.writeIops());
         return values;
-    }
-
-    private static boolean isIops(BlkioThrottle file) {
-        return file == BlkioThrottle.READ_IOPS || file == BlkioThrottle.WRITE_IOPS;
-    }
-
-    static void validate(IoLimits limits) {
-        check("read bytes/s", limits.readBps(), Long.MAX_VALUE);
-        check("write bytes/s", limits.writeBps(), Long.MAX_VALUE);
-        check("read IOPS", limits.readIops(), MAX_IOPS - 1);
-        check("write IOPS", limits.writeIops(), MAX_IOPS - 1);
-    }
-
-    private static void check(String what, OptionalLong value, long max) {
-        // 0 would mean "no limit" to cgroup v1, and the kernel's maximum means the same on both.
-        if (value.isPresent() && (value.getAsLong() <= 0 || value.getAsLong() > max)) {
-            throw DriverException.invalidArgument(what + " limit " + value.getAsLong() + " is out of range 1.." + max);
-        }
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.lvmqos.kube;
 
-import io.lvmqos.controller.VolumeProvisioner;
+import io.lvmqos.controller.QosModifier;
 import io.lvmqos.volume.QosParameters;
 import io.lvmqos.volume.VolumeId;
 import java.util.Map;
@@ -18,9 +18,8 @@ public interface VolumeModifier {
      */
     void modify(VolumeId volume, Map<String, String> mutableParameters);
 
-    /** The controller's own path: LV tags, then the io.max lines of the pods using the volume. */
-    static VolumeModifier of(VolumeProvisioner provisioner) {
-        return (volume, mutableParameters) -> provisioner.modifyQos(volume,
-                QosParameters.parseMutable(mutableParameters));
+    /** ControllerModifyVolume's own path: LV tags, then the cgroup lines of the pods using the volume. */
+    static VolumeModifier of(QosModifier qos) {
+        return (volume, mutableParameters) -> qos.modify(volume, QosParameters.parseMutable(mutableParameters));
     }
 }

@@ -192,7 +192,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             Path device = volume.devicePath();
             // read afresh: device-mapper minors change when an LV is activated again
             DeviceNumber number = DeviceNumber.of(device);
-            Optional<String> nodeRoot = block ? Optional.of(deviceNodeRoot(device)) : Optional.empty();
+            Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();
             boolean readOnly = request.getReadonly()
                     || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
             // one read of the mount table answers the three questions before the mount: what is at
@@ -391,7 +391,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 filesystems.grow(grown.devicePath(), mount, FsType.fromCsi(mount.entry().fsType()));
             }
             // per-GiB limits follow the new size, for every pod using the volume now
-            Optional<String> nodeRoot = block ? Optional.of(deviceNodeRoot(grown.devicePath())) : Optional.empty();
+            Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(grown.devicePath())) : Optional.empty();
             if (!grown.limits().isUnlimited()) {
                 podLimits.reapply(number, nodeRoot, grown.limits());
             }
@@ -456,17 +456,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             MountEntry entry = mount.entry();
             return Optional.of(new PublishedDevice(entry.mountId(), mount.device(),
                     mount.isDeviceNode() ? Optional.of(entry.root()) : Optional.empty()));
-        }
-    }
-
-    /** The device node's path inside devtmpfs, which is the root of a bind mount of it in mountinfo. */
-    static String deviceNodeRoot(Path device) {
-        try {
-            Path real = device.toRealPath();
-            Path dev = Path.of("/dev");
-            return real.startsWith(dev) ? "/" + dev.relativize(real) : real.toString();
-        } catch (IOException e) {
-            throw DriverException.failedPrecondition("device " + device + " of the volume is missing: " + e.getMessage());
         }
     }
 }

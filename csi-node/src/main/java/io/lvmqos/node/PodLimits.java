@@ -5,9 +5,13 @@ import io.lvmqos.cgroup.CgroupMode;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.volume.IoLimits;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.PodLimitsApplier;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * watches are rebuilt by {@link #resume()} at start-up from the publish mounts and the pod
  * cgroups' own throttle files.
  */
-public final class PodLimits {
+public final class PodLimits implements PodLimitsApplier {
 
     private static final Logger log = LoggerFactory.getLogger(PodLimits.class);
 
@@ -163,9 +167,23 @@ public final class PodLimits {
     }
 
     /** Rewrites a volume's limits in every pod using it, as a filesystem or as a block device. */
-    public void reapply(io.lvmqos.volume.ManagedVolume volume) {
+    @Override
+    public void applyToPodsUsing(ManagedVolume volume) {
         DeviceNumber device = DeviceNumber.of(volume.devicePath());
-        reapply(device, Optional.of(NodeService.deviceNodeRoot(volume.devicePath())), volume.limits());
+        reapply(device, Optional.of(deviceNodeRoot(volume.devicePath())), volume.limits());
+    }
+
+    /**
+     * The device node's path inside devtmpfs (the device directory this was given), which is the
+     * root mountinfo shows for a bind mount of that node: how a raw block publish is recognised.
+     */
+    public String deviceNodeRoot(Path device) {
+        try {
+            Path real = device.toRealPath();
+            return real.startsWith(devDir) ? "/" + devDir.relativize(real) : real.toString();
+        } catch (IOException e) {
+            throw DriverException.failedPrecondition("device " + device + " of the volume is missing: " + e.getMessage());
+        }
     }
 
     /** Re-applies limits (after a resize or a change of QoS) to every pod using the volume. */

@@ -2,6 +2,7 @@ package io.lvmqos.server;
 
 import io.grpc.BindableService;
 import io.lvmqos.controller.ControllerService;
+import io.lvmqos.controller.QosModifier;
 import io.lvmqos.controller.ResumableWipe;
 import io.lvmqos.controller.VolumeProvisioner;
 import io.lvmqos.exec.CommandRunner;
@@ -79,7 +80,8 @@ public final class Driver {
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
                         settings.wipeBytesPerSecond()), catalog, locks,
-                new DeviceMountPoints(mountTable), podLimits::reapply);
+                new DeviceMountPoints(mountTable), podLimits);
+        QosModifier qos = new QosModifier(lvm, catalog, locks, podLimits);
         Mounter mounter = Mounter.create(mountTable);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
@@ -90,7 +92,7 @@ public final class Driver {
                 locks, settings.nodeId(), settings.volumeGroups());
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
-                new ControllerService(provisioner, settings.watchKubernetes()),
+                new ControllerService(provisioner, qos, settings.watchKubernetes()),
                 node,
                 new SnapshotMetadataService(snapshotMetadata),
                 new GroupControllerService(groupSnapshots));
@@ -101,7 +103,7 @@ public final class Driver {
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
-        AutoCloseable watcher = settings.watchKubernetes() ? watchKubernetes(settings, provisioner) : () -> { };
+        AutoCloseable watcher = settings.watchKubernetes() ? watchKubernetes(settings, qos) : () -> { };
         // the first health check also warms the volume index; both run after the socket is open
         Thread.ofPlatform().daemon().name("startup").start(() -> {
             health.start(HEALTH_PERIOD);
@@ -149,9 +151,9 @@ public final class Driver {
     }
 
     /** A method of its own, so that the Kubernetes client's classes are loaded only when the flag is on. */
-    private static AutoCloseable watchKubernetes(DriverSettings settings, VolumeProvisioner provisioner) {
+    private static AutoCloseable watchKubernetes(DriverSettings settings, QosModifier qos) {
         VolumeAttributesWatcher watcher = VolumeAttributesWatcher.inCluster(settings.driverName(), settings.nodeId(),
-                VolumeModifier.of(provisioner));
+                VolumeModifier.of(qos));
         watcher.start();
         return watcher;
     }

@@ -164,17 +164,6 @@ class CgroupLimitsWriterTest {
     }
 
     @Test
-    void zeroAndOutOfRangeLimitsAreRefused() throws IOException {
-        Path pod = v2Pod();
-        CgroupLimitsWriter writer = new CgroupLimitsWriter(root);
-        assertThrows(DriverException.InvalidArgument.class, () -> writer.apply(pod, LV,
-                new IoLimits(OptionalLong.of(0), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
-        assertThrows(DriverException.InvalidArgument.class, () -> writer.apply(pod, LV,
-                new IoLimits(OptionalLong.empty(), OptionalLong.empty(), OptionalLong.of(1L << 32),
-                        OptionalLong.empty())));
-    }
-
-    @Test
     void removingFromAPodCgroupThatIsGoneIsFine() throws IOException {
         Path pod = v2Pod();
         Files.delete(pod.resolve("io.max"));

@@ -87,6 +87,14 @@ class VolumeClassReconcilerTest {
     }
 
     @Test
+    void aClassThatLiftsALimitWithMaxIsApplied() throws Exception {
+        Map<String, String> unthrottled = Map.of("writeBPS", "max", "readIOPS", "max");
+        reconciler.classSeen(new AttributesClass("unthrottled", DRIVER, unthrottled));
+        assertEquals(Outcome.APPLIED, reconciler.volumeSeen(volume("unthrottled")));
+        modifier.assertNext(ID, unthrottled, NOW);
+    }
+
+    @Test
     void aClassOfAnotherDriverIsNotApplied() {
         reconciler.classSeen(new AttributesClass("fast", "other.csi.io", FAST));
         assertEquals(Outcome.CLASS_OF_ANOTHER_DRIVER, reconciler.volumeSeen(volume("fast")));
@@ -99,7 +107,9 @@ class VolumeClassReconcilerTest {
                 Arguments.of(Map.of("replicas", "3")),
                 Arguments.of(Map.of("readIOPS", "0")),
                 Arguments.of(Map.of("iopsPerGiB", "10", "iops", "100")),
-                Arguments.of(Map.of("writeIOPS", "1.5")));
+                Arguments.of(Map.of("writeIOPS", "1.5")),
+                Arguments.of(Map.of("writeBPS", "unlimited")),
+                Arguments.of(Map.of("iopsPerGiB", "10", "readIOPS", "max")));
     }
 
     @ParameterizedTest

@@ -1,11 +1,13 @@
 package io.lvmqos.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.lvmqos.cgroup.CgroupLimitsWriter;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import io.lvmqos.mount.MountTable;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -127,5 +129,27 @@ class PodLimitsTest {
             Path later = Files.createDirectory(pod.resolve("cri-containerd-bbbb.scope"));
             assertEquals(later, copied.poll(5, java.util.concurrent.TimeUnit.SECONDS), "watched again");
         }
+    }
+
+    /**
+     * The /dev/mapper link resolves to the dm node; its path inside the device directory is what
+     * mountinfo shows as the root of a raw block publish of it.
+     */
+    @Test
+    void aDeviceNodesRootIsItsPathInsideTheDeviceDirectory() throws IOException {
+        Path dev = Files.createDirectories(dir.resolve("dev"));
+        Files.writeString(dev.resolve("dm-3"), "");
+        Path mapper = Files.createDirectories(dev.resolve("mapper"));
+        Path link = Files.createSymbolicLink(mapper.resolve("vg0-pvc--1"), Path.of("../dm-3"));
+        PodLimits limits = podLimits(dir.resolve("cgroup"), "", Set.of());
+
+        assertEquals("/dm-3", limits.deviceNodeRoot(link));
+    }
+
+    @Test
+    void aMissingDeviceIsAFailedPrecondition() throws IOException {
+        PodLimits limits = podLimits(dir.resolve("cgroup"), "", Set.of());
+        assertThrows(DriverException.FailedPrecondition.class,
+                () -> limits.deviceNodeRoot(dir.resolve("dev/mapper/vg0-gone")));
     }
 }

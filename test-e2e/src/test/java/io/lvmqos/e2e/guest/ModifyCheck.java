@@ -52,8 +52,18 @@ public class ModifyCheck {
         }
     }
 
+    /** A volume with these parameters, staged at {@code staging}. */
+    private static Csi.Volume createAndStage(String name, long bytes, Map<String, String> parameters,
+                                             Csi.VolumeCapability capability, Path staging) {
+        Csi.Volume volume = driver.client().controller().createVolume(create(name, bytes, parameters).build())
+                .getVolume();
+        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+        return volume;
+    }
+
     private static Path publish(Csi.Volume volume, Path staging, Pod pod, Csi.VolumeCapability capability) {
-        Path target = pod.volumePath("shared");
+        Path target = capability.hasBlock() ? pod.blockPath("shared") : pod.volumePath("shared");
         driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
                 .setTargetPath(target.toString()).setVolumeCapability(capability)
@@ -104,12 +114,9 @@ public class ModifyCheck {
 
     @Test
     void raisingWriteBpsReachesRunningPodsAtOnceAndSurvivesARestart() throws Exception {
-        Csi.Volume volume = driver.client().controller().createVolume(create("modified", 256 * MIB,
-                Map.of("writeBPS", "4Mi")).build()).getVolume();
         Csi.VolumeCapability shared = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_MULTI_WRITER);
         Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/modify/globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(shared).build());
+        Csi.Volume volume = createAndStage("modified", 256 * MIB, Map.of("writeBPS", "4Mi"), shared, staging);
         List<Pod> pods = List.of(GuestPods.create(QosClass.BURSTABLE),
                 GuestPods.create(QosClass.BESTEFFORT, GuestPods.CgroupDriver.CGROUPFS));
         List<Path> targets = new ArrayList<>();
@@ -216,6 +223,51 @@ public class ModifyCheck {
                 GuestPods.remove(late);
             }
         }
+    }
+
+    /**
+     * A class that says {@code max} for one direction lifts that limit in a running pod, and a key
+     * it leaves out leaves its limit alone: a raw block volume (no mkfs, so the check stays short,
+     * and the pods using it are found by its device node) starts at 4 MiB/s each way, the change
+     * names only {@code writeBPS=max}; then writes run far above 4 MiB/s while reads are still
+     * held at it.
+     */
+    @Test
+    void maxLiftsTheNamedDirectionAndLeavesTheOthers() throws Exception {
+        Csi.VolumeCapability block = Csi2.block();
+        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/lift/globalmount");
+        Csi.Volume volume = createAndStage("lifted", 64 * MIB, Map.of("bps", "4Mi"), block, staging);
+        Pod pod = GuestPods.create(QosClass.BURSTABLE);
+        List<Path> targets = new ArrayList<>();
+        try {
+            Path target = publish(volume, staging, pod, block);
+            targets.add(target);
+            Path ioMax = pod.cgroup().resolve("io.max");
+            assertTrue(ok("cat", ioMax.toString()).contains("rbps=4194304 wbps=4194304"), "limited at first");
+
+            driver.client().controller().controllerModifyVolume(Csi.ControllerModifyVolumeRequest.newBuilder()
+                    .setVolumeId(volume.getVolumeId()).putMutableParameters("writeBPS", "max").build());
+            String line = ok("cat", ioMax.toString());
+            assertTrue(line.contains("rbps=4194304 wbps=max"), "write lifted, read kept, in place: " + line);
+            String tags = ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", lvOf(volume));
+            assertTrue(tags.contains("lvmqos.qos.rbps=4194304") && !tags.contains("lvmqos.qos.wbps"),
+                    "the lift is durable in the LV's tags: " + tags);
+
+            double written = GuestPods.fio(pod, "write", shortRun("write", target)).bytesPerSecond() / MIB_D;
+            double read = GuestPods.fio(pod, "read", shortRun("read", target)).bytesPerSecond() / MIB_D;
+            System.out.printf("modify: after writeBPS=max, writes ran at %.1f MiB/s, reads at %.3f MiB/s%n", written, read);
+            assertTrue(written > 4 * 4, "writes are no longer held at 4 MiB/s: " + written + " MiB/s");
+            assertWithin(0.15, 4, read, "reads, whose key the class left out");
+        } finally {
+            Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging, targets);
+            GuestPods.remove(pod);
+        }
+    }
+
+    /** Two seconds of direct 1 MiB I/O: many of blk-throttle's 100 ms slices. */
+    private static List<String> shortRun(String rw, Path device) {
+        return List.of("--filename=" + device, "--rw=" + rw, "--bs=1M", "--size=32M", "--direct=1", "--ioengine=psync",
+                "--time_based", "--runtime=2", "--ramp_time=500ms");
     }
 
     /** MiB/s of the pod's written-bytes counter between two scrapes, printed beside fio's log for that time. */

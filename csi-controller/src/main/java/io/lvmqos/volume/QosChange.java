@@ -1,0 +1,24 @@
+package io.lvmqos.volume;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A change of a volume's limits, as a VolumeAttributesClass (ControllerModifyVolume's mutable
+ * parameters) asks for it, per direction: empty leaves that limit as it is (the class does not
+ * name it), {@link Limit#UNLIMITED} lifts it (the class says {@value QosParameters#NO_LIMIT}),
+ * anything else replaces it.
+ */
+public record QosChange(Optional<Limit> readBps, Optional<Limit> writeBps, Optional<Limit> readIops,
+                        Optional<Limit> writeIops) {
+
+    public static final QosChange NOTHING =
+            new QosChange(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
+
+    public QosChange {
+        Objects.requireNonNull(readBps);
+        Objects.requireNonNull(writeBps);
+        Objects.requireNonNull(readIops);
+        Objects.requireNonNull(writeIops);
+    }
+}

@@ -23,11 +23,12 @@ class ScaleBenchmark {
     void publishScrapeAndRestartAsTheNodeGrows() throws Exception {
         UmlGuest.Builder guest = UmlGuest.builder()
                 .name("bench-scale")
-                // 500 mounted ext4 filesystems, 500 pod cgroups and 100 client threads
+                // 500 mounted ext4 filesystems, 500 pod cgroups and 100 client threads; the pool holds
+                // 500 thin volumes of 16 MiB at over-provisioning ratio 1
                 .memory("3072M")
-                .disk("8G")
+                .disk("12G")
                 .volumeGroup("lvmqos", 0)
-                .thinPool("lvmqos", "thinpool", "4G")
+                .thinPool("lvmqos", "thinpool", "10G")
                 .cgroup(CgroupMode.V2)
                 .timeout(Duration.ofMinutes(30));
         Path outDir = GuestBench.run(guest, ScaleBenchCheck.class, ScaleBenchCheck.REPORT);

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -89,21 +90,20 @@ public final class MountTable {
         List<Path> points = mountPoints.stream().map(p -> p.toAbsolutePath().normalize()).toList();
         List<String> escapedPoints = points.stream().map(p -> " " + escape(p.toString()) + " ").toList();
         String deviceField = device.map(d -> " " + d + " ").orElse(null);
+        List<String> needles = new ArrayList<>(escapedPoints);
+        if (deviceField != null) {
+            needles.add(deviceField);
+        }
+        if (deviceNodes) {
+            needles.add(" - devtmpfs ");
+        }
         List<MountEntry> entries = new ArrayList<>();
-        for (String line : text().split("\n")) {
-            // a line with escapes is always parsed: its raw text need not match the path's
-            boolean pick = line.indexOf('\\') >= 0 || (deviceField != null && line.contains(deviceField))
-                    || (deviceNodes && line.contains(" - devtmpfs "));
-            for (int i = 0; !pick && i < escapedPoints.size(); i++) {
-                pick = line.contains(escapedPoints.get(i));
-            }
-            if (pick) {
-                MountEntry entry = parseKnownLine(line);
-                if (points.contains(entry.mountPoint())
-                        || device.map(entry.device()::equals).orElse(false)
-                        || (deviceNodes && entry.fsType().equals("devtmpfs"))) {
-                    entries.add(entry);
-                }
+        for (String line : linesContaining(text(), needles)) {
+            MountEntry entry = parseKnownLine(line);
+            if (points.contains(entry.mountPoint())
+                    || device.map(entry.device()::equals).orElse(false)
+                    || (deviceNodes && entry.fsType().equals("devtmpfs"))) {
+                entries.add(entry);
             }
         }
         return entries;
@@ -115,11 +115,9 @@ public final class MountTable {
      */
     public List<MountEntry> mentioning(String text) {
         List<MountEntry> entries = new ArrayList<>();
-        for (String line : text().split("\n")) {
+        for (String line : linesContaining(text(), List.of(text))) {
             if (line.indexOf('\\') < 0) {
-                if (line.contains(text)) {
-                    entries.add(parseKnownLine(line));
-                }
+                entries.add(parseKnownLine(line));
             } else {
                 MountEntry entry = parseKnownLine(line);
                 if (entry.mountPoint().toString().contains(text) || entry.root().contains(text)
@@ -129,6 +127,35 @@ public final class MountTable {
             }
         }
         return entries;
+    }
+
+    /**
+     * The lines of {@code table} that contain any of {@code needles}, and every line with an
+     * escape (its raw text need not match a decoded needle), in table order, each once. Each
+     * needle is searched through the whole text at once rather than line by line, so that no
+     * string is made for the lines that are not picked.
+     */
+    static List<String> linesContaining(String table, List<String> needles) {
+        TreeSet<Integer> starts = new TreeSet<>();
+        List<String> all = new ArrayList<>(needles);
+        all.add("\\");
+        for (String needle : all) {
+            int at = table.indexOf(needle);
+            while (at >= 0) {
+                starts.add(table.lastIndexOf('\n', at) + 1);
+                int end = table.indexOf('\n', at);
+                at = end < 0 ? -1 : table.indexOf(needle, end + 1);
+            }
+        }
+        List<String> lines = new ArrayList<>(starts.size());
+        for (int start : starts) {
+            int end = table.indexOf('\n', start);
+            String line = table.substring(start, end < 0 ? table.length() : end);
+            if (!line.isBlank()) {
+                lines.add(line);
+            }
+        }
+        return lines;
     }
 
     /** As {@link #at}, in entries already read: several questions about one moment cost one read. */

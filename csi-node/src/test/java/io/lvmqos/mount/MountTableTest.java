@@ -151,6 +151,17 @@ class MountTableTest {
         assertTrue(table.mentioning("0b3c9f1e-0000-4000-8000-000000000000").isEmpty());
     }
 
+    @Test
+    void linesContainingPicksEachLineOnceInTableOrderWithEveryEscapedOne() {
+        String table = "1 0 0:1 / / rw - rootfs a rw\n2 1 8:1 / /a rw - ext4 a rw\n3 1 8:2 / /b\\040c rw - ext4 b rw\n"
+                + "4 1 8:1 / /d rw - ext4 a rw";
+        assertEquals(List.of("2 1 8:1 / /a rw - ext4 a rw", "3 1 8:2 / /b\\040c rw - ext4 b rw",
+                "4 1 8:1 / /d rw - ext4 a rw"), MountTable.linesContaining(table, List.of(" 8:1 ", " /a ")));
+        assertEquals(List.of("3 1 8:2 / /b\\040c rw - ext4 b rw"), MountTable.linesContaining(table, List.of("zzz")));
+        assertEquals(List.of("1 0 0:1 / / rw - rootfs a rw", "3 1 8:2 / /b\\040c rw - ext4 b rw"),
+                MountTable.linesContaining(table, List.of("rootfs")));
+    }
+
     private static List<Integer> ids(List<MountEntry> entries) {
         return entries.stream().map(MountEntry::mountId).toList();
     }

@@ -14,12 +14,13 @@ set xlabel "volumes published on the node"
 set ylabel "ms (log scale)"
 set logscale xy
 set xtics (10, 100, 500)
+set xrange [7:700]
 set key outside right
 set grid
 set termoption noenhanced
 plot "$dat" using 1:2 with linespoints linewidth 2 pointtype 7 title "NodePublishVolume p50", \
      "$dat" using 1:3 with linespoints linewidth 2 pointtype 5 title "NodeUnpublishVolume p50", \
-     "$dat" using 1:4 with linespoints linewidth 2 pointtype 9 title "metrics scrape", \
+     "$dat" using 1:4 with linespoints linewidth 2 pointtype 9 title "metrics scrape p50", \
      "$dat" using 1:6 with linespoints linewidth 2 pointtype 11 title "CreateVolume p50", \
      "$dat" using 1:5 with linespoints linewidth 2 pointtype 13 title "restart to ready Probe"
 PLOT

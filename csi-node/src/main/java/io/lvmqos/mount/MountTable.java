@@ -47,9 +47,9 @@ public final class MountTable {
 
     /**
      * The line of one mount, found by its id (as /proc/self/fdinfo and mountinfo number mounts).
-     * The table is read whole, as the kernel offers no other way on every kernel the driver runs
-     * on, but only that one line is parsed: on a node with hundreds of volumes the parse, not
-     * the read, is what costs.
+     * Only that line is parsed, but the kernel still formats the whole table for the read, so
+     * the call still grows with the mounts on the node (ScaleBenchmark; statmount(2) by the
+     * mount's unique id would not, on Linux 6.8 and later).
      */
     public Optional<MountEntry> byId(int mountId) {
         String text = text();

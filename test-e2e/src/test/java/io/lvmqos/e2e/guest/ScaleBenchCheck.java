@@ -19,6 +19,7 @@ import io.lvmqos.e2e.uml.GuestEnv;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.VolumeTags;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,11 +27,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -61,7 +64,7 @@ public class ScaleBenchCheck {
     public static final String REPORT = "scale";
 
     private static final int[] SIZES = {10, 100, 500};
-    private static final int ROUNDS = Integer.getInteger("lvmqos.scale.rounds", 100);
+    private static final int ROUNDS = 100;
     private static final int WARMUP = 10;
     private static final int CONTROLLER_CALLS = 10;
     private static final int MODIFY_CALLS = 6;
@@ -136,7 +139,8 @@ public class ScaleBenchCheck {
                 timeline.add(size + " volumes: " + Math.round((t1 - t0) / 1e9) + " s to make the LVs, "
                         + Math.round((t3 - t2) / 1e9) + " s to stage and publish them");
                 levels.add(measure(size, measured, measuredStaging, capability, roundsPod));
-                System.out.println("scale: " + levels.getLast() + " after " + Math.round((System.nanoTime() - started) / 1e9) + " s");
+                System.out.println("scale: " + size + " volumes measured after "
+                        + Math.round((System.nanoTime() - started) / 1e9) + " s");
             }
             String checks = checkLimitsAtScale();
             String md = report(levels, timeline, checks, Math.round((System.nanoTime() - started) / 1e9));
@@ -286,7 +290,8 @@ public class ScaleBenchCheck {
             long t0 = System.nanoTime();
             Csi.Volume volume = create("scale-controller-" + size + "-" + i, FREE);
             long t1 = System.nanoTime();
-            client.controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
+            client.controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
+                    .setVolumeId(volume.getVolumeId()).build());
             creates[i] = t1 - t0;
             deletes[i] = System.nanoTime() - t1;
         }
@@ -310,7 +315,7 @@ public class ScaleBenchCheck {
                 .filter(s -> s.labels().get("pod_uid") != null && !s.labels().get("pod_uid").equals(pod.uid()))
                 .count();
         assertEquals(limitedPublished, limitSeries, "one write-limit series per limited published volume");
-        int scrapeBytes = scrape.text().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        int scrapeBytes = scrape.text().getBytes(StandardCharsets.UTF_8).length;
         double modify = modify();
         double[] batch = batch(capability);
         Published any = published.getFirst();
@@ -446,7 +451,7 @@ public class ScaleBenchCheck {
     private static String readFrom(Path log, long offset) throws IOException {
         byte[] all = Files.readAllBytes(log);
         return new String(all, (int) Math.min(offset, all.length), (int) Math.max(0, all.length - offset),
-                java.nio.charset.StandardCharsets.UTF_8);
+                StandardCharsets.UTF_8);
     }
 
     private static List<String> commandsOutsideBackground(String log) {
@@ -491,7 +496,7 @@ public class ScaleBenchCheck {
         md.append("| | ").append(levels.stream().map(l -> "N = " + l.volumes()).collect(Collectors.joining(" | ")))
                 .append(" | N = ").append(levels.getFirst().volumes()).append(" → ").append(levels.getLast().volumes())
                 .append(" |\n|---").append("|---".repeat(levels.size() + 1)).append("|\n");
-        Map<String, java.util.function.ToDoubleFunction<Level>> rows = new LinkedHashMap<>();
+        Map<String, ToDoubleFunction<Level>> rows = new LinkedHashMap<>();
         rows.put("NodePublishVolume p50", l -> percentile(l.publish(), 50));
         rows.put("NodePublishVolume p99", l -> percentile(l.publish(), 99));
         rows.put("NodeUnpublishVolume p50", l -> percentile(l.unpublish(), 50));
@@ -534,7 +539,7 @@ public class ScaleBenchCheck {
     private static String plotData(List<Level> levels) {
         StringBuilder dat = new StringBuilder("# volumes publish_p50 unpublish_p50 scrape restart create_p50\n");
         for (Level l : levels) {
-            dat.append(String.format(java.util.Locale.ROOT, "%d %.3f %.3f %.3f %.1f %.1f%n", l.volumes(),
+            dat.append(String.format(Locale.ROOT, "%d %.3f %.3f %.3f %.1f %.1f%n", l.volumes(),
                     percentile(l.publish(), 50), percentile(l.unpublish(), 50), l.scrapeMillis(), l.restart(),
                     l.create()));
         }

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -33,20 +34,128 @@ public final class MountTable {
     }
 
     public List<MountEntry> read() {
+        return parse(text());
+    }
+
+    private String text() {
         try {
-            return parse(Files.readString(mountinfo, StandardCharsets.UTF_8));
+            return Files.readString(mountinfo, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw DriverException.internal("cannot read " + mountinfo + ": " + e, e);
         }
     }
 
     /**
+     * The line of one mount, found by its id (as /proc/self/fdinfo and mountinfo number mounts).
+     * Only that line is parsed, but the kernel still formats the whole table for the read, so
+     * the call still grows with the mounts on the node (ScaleBenchmark; statmount(2) by the
+     * mount's unique id would not, on Linux 6.8 and later).
+     */
+    public Optional<MountEntry> byId(int mountId) {
+        String text = text();
+        String prefix = mountId + " ";
+        int start;
+        if (text.startsWith(prefix)) {
+            start = 0;
+        } else {
+            int newline = text.indexOf("\n" + prefix);
+            if (newline < 0) {
+                return Optional.empty();
+            }
+            start = newline + 1;
+        }
+        int end = text.indexOf('\n', start);
+        return Optional.of(parseKnownLine(text.substring(start, end < 0 ? text.length() : end)));
+    }
+
+    /**
      * The mount that is visible at {@code mountPoint}: when several are stacked there, the one on
      * top, which is the one that is not the parent of another mount at the same place. The path is
      * compared as given (normalized): mountinfo holds real paths, so pass one without symlinks.
+     * Only the lines that name the path are parsed.
      */
     public Optional<MountEntry> at(Path mountPoint) {
-        return topAt(read(), mountPoint);
+        Path wanted = mountPoint.toAbsolutePath().normalize();
+        return topAt(selected(List.of(wanted), Optional.empty(), false), wanted);
+    }
+
+    /**
+     * The mounts at any of {@code mountPoints}, the mounts of {@code device} if given, and with
+     * {@code deviceNodes} every devtmpfs mount (a raw block publish binds a device node out of
+     * devtmpfs): what a publish needs to know, without parsing the rest of the table. A line is
+     * picked by its raw text and then parsed and checked in full, so the pick may take too many
+     * lines but never misses one.
+     */
+    public List<MountEntry> selected(List<Path> mountPoints, Optional<DeviceNumber> device, boolean deviceNodes) {
+        List<Path> points = mountPoints.stream().map(p -> p.toAbsolutePath().normalize()).toList();
+        List<String> escapedPoints = points.stream().map(p -> " " + escape(p.toString()) + " ").toList();
+        String deviceField = device.map(d -> " " + d + " ").orElse(null);
+        List<String> needles = new ArrayList<>(escapedPoints);
+        if (deviceField != null) {
+            needles.add(deviceField);
+        }
+        if (deviceNodes) {
+            needles.add(" - devtmpfs ");
+        }
+        List<MountEntry> entries = new ArrayList<>();
+        for (String line : linesContaining(text(), needles)) {
+            MountEntry entry = parseKnownLine(line);
+            if (points.contains(entry.mountPoint())
+                    || device.map(entry.device()::equals).orElse(false)
+                    || (deviceNodes && entry.fsType().equals("devtmpfs"))) {
+                entries.add(entry);
+            }
+        }
+        return entries;
+    }
+
+    /**
+     * The mounts whose line names {@code text} anywhere (a pod's UID, say), parsed; lines with
+     * escapes are parsed and searched decoded. The rest of the table is not parsed.
+     */
+    public List<MountEntry> mentioning(String text) {
+        List<MountEntry> entries = new ArrayList<>();
+        for (String line : linesContaining(text(), List.of(text))) {
+            if (line.indexOf('\\') < 0) {
+                entries.add(parseKnownLine(line));
+            } else {
+                MountEntry entry = parseKnownLine(line);
+                if (entry.mountPoint().toString().contains(text) || entry.root().contains(text)
+                        || entry.source().contains(text) || line.contains(text)) {
+                    entries.add(entry);
+                }
+            }
+        }
+        return entries;
+    }
+
+    /**
+     * The lines of {@code table} that contain any of {@code needles}, and every line with an
+     * escape (its raw text need not match a decoded needle), in table order, each once. Each
+     * needle is searched through the whole text at once rather than line by line, so that no
+     * string is made for the lines that are not picked.
+     */
+    static List<String> linesContaining(String table, List<String> needles) {
+        TreeSet<Integer> starts = new TreeSet<>();
+        List<String> all = new ArrayList<>(needles);
+        all.add("\\");
+        for (String needle : all) {
+            int at = table.indexOf(needle);
+            while (at >= 0) {
+                starts.add(table.lastIndexOf('\n', at) + 1);
+                int end = table.indexOf('\n', at);
+                at = end < 0 ? -1 : table.indexOf(needle, end + 1);
+            }
+        }
+        List<String> lines = new ArrayList<>(starts.size());
+        for (int start : starts) {
+            int end = table.indexOf('\n', start);
+            String line = table.substring(start, end < 0 ? table.length() : end);
+            if (!line.isBlank()) {
+                lines.add(line);
+            }
+        }
+        return lines;
     }
 
     /** As {@link #at}, in entries already read: several questions about one moment cost one read. */
@@ -61,7 +170,7 @@ public final class MountTable {
 
     /** Every mount of a filesystem on this device (the device itself and its bind mounts). */
     public List<MountEntry> mountsOf(DeviceNumber device) {
-        return read().stream().filter(e -> e.device().equals(device)).toList();
+        return selected(List.of(), Optional.of(device), false);
     }
 
     /** Mounts strictly below {@code path}: these keep it busy. */
@@ -86,6 +195,29 @@ public final class MountTable {
             }
         }
         return entries;
+    }
+
+    private static MountEntry parseKnownLine(String line) {
+        try {
+            return parseLine(line);
+        } catch (RuntimeException e) {
+            throw DriverException.internal("mountinfo line is not understood: '" + line + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** The kernel's escaping of a path in mountinfo: space, tab, newline and backslash as \ooo. */
+    static String escape(String path) {
+        StringBuilder out = new StringBuilder(path.length());
+        for (char c : path.toCharArray()) {
+            switch (c) {
+                case ' ' -> out.append("\\040");
+                case '\t' -> out.append("\\011");
+                case '\n' -> out.append("\\012");
+                case '\\' -> out.append("\\134");
+                default -> out.append(c);
+            }
+        }
+        return out.toString();
     }
 
     /**

@@ -295,7 +295,7 @@ public final class Mounter {
         } catch (DriverException.InvalidArgument | DriverException.NotFound e) {
             throw changed("mounted on", target, pinned.currentPath());
         }
-        Optional<MountEntry> made = mountTable.read().stream().filter(m -> m.mountId() == top).findFirst();
+        Optional<MountEntry> made = mountTable.byId(top);
         if (top == below || made.isEmpty() || made.get().parentId() != below
                 || !made.get().mountPoint().equals(target)) {
             throw changed("mounted on", target, pinned.currentPath());
@@ -365,7 +365,7 @@ public final class Mounter {
                         + " it leads to mount " + meant + ", not to mount " + expectedMount.getAsInt() + " read a moment"
                         + " before; nothing was unmounted; retry once the path is a plain directory again");
             }
-            Optional<MountEntry> entry = find(mountTable.read(), meant);
+            Optional<MountEntry> entry = mountTable.byId(meant);
             if (entry.isEmpty() || !entry.get().mountPoint().equals(target)) {
                 throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
                         + " the mount found there (id " + meant + ") is "
@@ -374,7 +374,7 @@ public final class Mounter {
             }
             if (libc.umount2(parent.procPath(), UMOUNT_NOFOLLOW) != 0) {
                 int errno = lastError.getAsInt();
-                boolean stillThere = find(mountTable.read(), meant).isPresent();
+                boolean stillThere = mountTable.byId(meant).isPresent();
                 if ((errno == Errno.EINVAL.intValue() || errno == Errno.ENOENT.intValue()) && stillThere) {
                     throw DriverException.failedPrecondition("path " + target + " changed while it was being"
                             + " unmounted (its last name no longer leads to mount " + meant + "); nothing was"
@@ -382,7 +382,7 @@ public final class Mounter {
                 }
                 return unmountFailed(target, errno);
             }
-            Optional<MountEntry> left = find(mountTable.read(), meant);
+            Optional<MountEntry> left = mountTable.byId(meant);
             if (left.isPresent()) {
                 throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
                         + " another mount took the place of mount " + meant + " (now at " + left.get().mountPoint()
@@ -411,7 +411,7 @@ public final class Mounter {
                     top.close();
                     return Optional.empty();
                 }
-                Optional<MountEntry> entry = find(mountTable.read(), id);
+                Optional<MountEntry> entry = mountTable.byId(id);
                 if (entry.isEmpty() || !entry.get().mountPoint().equals(path)) {
                     throw DriverException.failedPrecondition("path " + path + " changed while it was being read:"
                             + " the mount found there (id " + id + ") is "
@@ -426,10 +426,6 @@ public final class Mounter {
         } catch (DriverException.NotFound noParent) {
             throw DriverException.notFound("volume path " + path + " does not exist");
         }
-    }
-
-    private static Optional<MountEntry> find(java.util.List<MountEntry> mounts, int mountId) {
-        return mounts.stream().filter(m -> m.mountId() == mountId).findFirst();
     }
 
     private String describeHolders(Path target) {

@@ -99,7 +99,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private void stage(ManagedVolume volume, Path staging, Csi.VolumeCapability capability) {
         Path device = volume.devicePath();
         DeviceNumber number = DeviceNumber.of(device);
-        List<MountEntry> mounts = mountTable.read();
+        // only what is at the staging path or of this device: the rest of the table is not parsed
+        List<MountEntry> mounts = mountTable.selected(List.of(staging), Optional.of(number), false);
         Optional<MountEntry> mounted = MountTable.topAt(mounts, staging);
         if (mounted.isPresent()) {
             if (mounted.get().device().equals(number)) {
@@ -195,9 +196,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();
             boolean readOnly = request.getReadonly()
                     || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
-            // one read of the mount table answers the three questions before the mount: what is at
-            // the target, where else the volume is published, and whether it is staged
-            List<MountEntry> mounts = mountTable.read();
+            // one read of the mount table answers the questions before the mount: what is at the
+            // target and where else the volume is published; only those lines are parsed, so the
+            // cost does not grow with the other volumes on the node
+            List<MountEntry> mounts = mountTable.selected(List.of(target, staging), Optional.of(number), block);
             Optional<MountEntry> existing = MountTable.topAt(mounts, target);
             boolean alreadyPublished = false;
             if (existing.isPresent()) {

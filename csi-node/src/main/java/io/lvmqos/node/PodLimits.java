@@ -84,7 +84,8 @@ public final class PodLimits implements PodLimitsApplier {
     /** The devices of the volumes published into the pod, filesystems and raw block devices alike. */
     Set<DeviceNumber> publishedDevices(String podUid) {
         Set<DeviceNumber> devices = new LinkedHashSet<>();
-        for (MountEntry entry : mountTable.read()) {
+        // only the lines that name the pod are parsed: a node's other pods cost a substring search
+        for (MountEntry entry : mountTable.mentioning(podUid)) {
             if (!entry.mountPoint().startsWith(kubeletDir)
                     || !PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).map(podUid::equals).orElse(false)) {
                 continue;
@@ -200,7 +201,8 @@ public final class PodLimits implements PodLimitsApplier {
      * bind mounts of its device node (a devtmpfs mount whose root is the node's path in /dev).
      */
     public List<MountEntry> publishMounts(DeviceNumber device, Optional<String> deviceNodeRoot) {
-        return publishMounts(mountTable.read(), device, deviceNodeRoot);
+        return publishMounts(mountTable.selected(List.of(), Optional.of(device), deviceNodeRoot.isPresent()), device,
+                deviceNodeRoot);
     }
 
     /** As {@link #publishMounts(DeviceNumber, Optional)}, among mount table entries already read. */

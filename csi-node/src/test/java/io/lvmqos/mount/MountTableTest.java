@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -99,6 +100,70 @@ class MountTableTest {
         assertEquals(List.of(38, 41), table.mountsBelow(Path.of("/sys/fs/cgroup")).stream()
                 .map(MountEntry::mountId).toList());
         assertTrue(table.mountsBelow(Path.of("/sys/fs/cgroup/blkio")).isEmpty());
+    }
+
+    @Test
+    void byIdParsesTheLineOfThatMountOnly(@TempDir Path dir) throws IOException {
+        MountTable table = table(dir, "mountinfo-kubelet.txt");
+        assertEquals(Path.of("/"), table.byId(1).orElseThrow().mountPoint());
+        assertEquals(311, table.byId(311).orElseThrow().mountId());
+        assertEquals(Path.of("/mnt/café"), table.byId(413).orElseThrow().mountPoint());
+        // 31 is a prefix of 310 and 311, and 25 ends the parent field of both: neither is a match
+        assertTrue(table.byId(31).isEmpty());
+        assertTrue(table.byId(0).isEmpty());
+    }
+
+    @Test
+    void selectedKeepsTheMountsAtThePathsAndOfTheDevice(@TempDir Path dir) throws IOException {
+        MountTable table = table(dir, "mountinfo-kubelet.txt");
+        assertEquals(List.of(310, 311), ids(table.selected(List.of(), Optional.of(new DeviceNumber(253, 4)), false)));
+        assertEquals(List.of(25, 412), ids(table.selected(List.of(Path.of("/var/lib/kubelet/"),
+                Path.of("/mnt/with space\ttab\\backslash")), Optional.empty(), false)));
+        assertEquals(List.of(413), ids(table.selected(List.of(Path.of("/mnt/café")), Optional.empty(), false)));
+        assertTrue(table.selected(List.of(Path.of("/var/lib")), Optional.of(new DeviceNumber(8, 2)), false).isEmpty());
+    }
+
+    @Test
+    void selectedWithDeviceNodesKeepsEveryDevtmpfsMount(@TempDir Path dir) throws IOException {
+        MountTable table = table(dir, "mountinfo-host.txt");
+        List<MountEntry> all = table.read();
+        List<Integer> devtmpfs = all.stream().filter(e -> e.fsType().equals("devtmpfs")).map(MountEntry::mountId).toList();
+        assertFalse(devtmpfs.isEmpty());
+        assertEquals(devtmpfs, ids(table.selected(List.of(), Optional.empty(), true)));
+    }
+
+    @Test
+    void selectedAndByIdAgreeWithTheWholeTable(@TempDir Path dir) throws IOException {
+        MountTable table = table(dir, "mountinfo-host.txt");
+        for (MountEntry entry : table.read()) {
+            assertEquals(entry, table.byId(entry.mountId()).orElseThrow());
+            assertTrue(table.selected(List.of(entry.mountPoint()), Optional.empty(), false).contains(entry));
+            assertEquals(MountTable.topAt(table.read(), entry.mountPoint()), table.at(entry.mountPoint()));
+        }
+    }
+
+    @Test
+    void mentioningFindsTheLinesNamingATextDecodedOrNot(@TempDir Path dir) throws IOException {
+        MountTable table = table(dir, "mountinfo-kubelet.txt");
+        assertEquals(List.of(311), ids(table.mentioning("7c1d6e0a-2b2f-4d8a-9c55-1f0e2b9a7d31")));
+        assertEquals(List.of(412), ids(table.mentioning("space\ttab")));
+        assertEquals(List.of(413), ids(table.mentioning("café")));
+        assertTrue(table.mentioning("0b3c9f1e-0000-4000-8000-000000000000").isEmpty());
+    }
+
+    @Test
+    void linesContainingPicksEachLineOnceInTableOrderWithEveryEscapedOne() {
+        String table = "1 0 0:1 / / rw - rootfs a rw\n2 1 8:1 / /a rw - ext4 a rw\n3 1 8:2 / /b\\040c rw - ext4 b rw\n"
+                + "4 1 8:1 / /d rw - ext4 a rw";
+        assertEquals(List.of("2 1 8:1 / /a rw - ext4 a rw", "3 1 8:2 / /b\\040c rw - ext4 b rw",
+                "4 1 8:1 / /d rw - ext4 a rw"), MountTable.linesContaining(table, List.of(" 8:1 ", " /a ")));
+        assertEquals(List.of("3 1 8:2 / /b\\040c rw - ext4 b rw"), MountTable.linesContaining(table, List.of("zzz")));
+        assertEquals(List.of("1 0 0:1 / / rw - rootfs a rw", "3 1 8:2 / /b\\040c rw - ext4 b rw"),
+                MountTable.linesContaining(table, List.of("rootfs")));
+    }
+
+    private static List<Integer> ids(List<MountEntry> entries) {
+        return entries.stream().map(MountEntry::mountId).toList();
     }
 
     @Test

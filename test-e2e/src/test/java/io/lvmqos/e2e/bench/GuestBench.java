@@ -11,13 +11,14 @@ import java.nio.file.Path;
  * Runs a guest-side measuring class ({@code *BenchCheck}) in one user-mode-Linux guest and brings
  * its table back: the guest writes {@code <name>.md} into its output directory, and this copies it
  * to target/bench and standard output with the host's load average before and after the run.
+ * Returns the guest's output directory, for whatever else the check left there.
  */
 final class GuestBench {
 
     private GuestBench() {
     }
 
-    static String run(UmlGuest.Builder guest, Class<?> check, String name) throws IOException {
+    static Path run(UmlGuest.Builder guest, Class<?> check, String name) throws IOException {
         String loadBefore = BenchReport.loadAverage();
         GuestJUnit.Report report = GuestJUnit.run(guest, check);
         String loadAfter = BenchReport.loadAverage();
@@ -34,6 +35,6 @@ final class GuestBench {
                 + "before the guest booted `" + loadBefore + "`, after it halted `" + loadAfter + "`; guest "
                 + report.guest().timings() + ".\n";
         BenchReport.write(name, markdown);
-        return markdown;
+        return report.guest().outDir();
     }
 }

@@ -259,12 +259,18 @@ public class PublishBenchCheck {
      * says ready.
      */
     static DriverProcess startDriver(Path log, List<String> extraJvmFlags) throws Exception {
+        return startDriver(log, extraJvmFlags, List.of());
+    }
+
+    /** As {@link #startDriver(Path, List)}, with more arguments for the driver (e.g. {@code --metrics-address}). */
+    static DriverProcess startDriver(Path log, List<String> extraJvmFlags, List<String> extraArgs) throws Exception {
         GuestDriver.prepareKubeletDir();
         List<String> flags = new ArrayList<>(DriverProcess.shippedJvmFlags());
         flags.addAll(extraJvmFlags);
         List<String> args = new ArrayList<>(List.of("--node-id", GuestDriver.NODE, "--kubelet-dir",
                 GuestDriver.KUBELET.toString(), "--cgroup-root", GuestEnv.cgroupRoot().toString()));
         GuestEnv.volumeGroups().forEach(vg -> args.addAll(List.of("--volume-group", vg)));
+        args.addAll(extraArgs);
         Files.createDirectories(GuestDriver.SOCKET.getParent());
         Files.deleteIfExists(GuestDriver.SOCKET);
         DriverProcess process = DriverProcess.start(GuestDriver.SOCKET, log, flags, args.toArray(String[]::new));

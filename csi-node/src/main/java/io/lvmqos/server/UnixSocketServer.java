@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  * directory of its own that only root can enter, given its mode there, and then renamed into
  * place, so there is no moment at which others can reach it. (The process-wide umask, narrowed
  * around bind(2) before, raced with files other threads create, and needed a native binding of
- * libc, jnr-posix, that cost about 60 classes and a generated class for all of libc at start.)
+ * libc, jnr-posix, that loaded about 190 classes at start for that one call.)
  */
 public final class UnixSocketServer implements AutoCloseable {
 

@@ -1,9 +1,6 @@
 package io.lvmqos.lvm;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lvmqos.errors.DriverException;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -28,7 +25,6 @@ final class LvmReport {
     static final List<String> LV_AND_VG_FIELDS = java.util.stream.Stream.concat(LV_FIELDS.stream(),
             VG_FIELDS.stream().filter(f -> !LV_FIELDS.contains(f))).toList();
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final DateTimeFormatter LV_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss Z");
 
     private LvmReport() {
@@ -37,48 +33,48 @@ final class LvmReport {
     static List<LogicalVolume> logicalVolumes(String json) {
         List<LogicalVolume> volumes = new ArrayList<>();
         java.util.Set<String> seen = new java.util.HashSet<>();
-        for (JsonNode row : rows(json, "lv")) {
-            String name = row.path("lv_name").asText();
+        for (Row row : rows(json, "lv")) {
+            String name = row.text("lv_name");
             if (name.startsWith("[")) {
                 continue; // hidden internals of pools and mirrors
             }
             // seg_type and zero are segment fields: an LV extended into a second segment has two rows
-            if (!seen.add(row.path("vg_name").asText() + "/" + name)) {
+            if (!seen.add(row.text("vg_name") + "/" + name)) {
                 continue;
             }
-            String attr = row.path("lv_attr").asText();
+            String attr = row.text("lv_attr");
             volumes.add(new LogicalVolume(
-                    row.path("vg_name").asText(), name, Long.parseLong(row.path("lv_size").asText()),
-                    LogicalVolume.SegmentType.of(row.path("segtype").asText()),
+                    row.text("vg_name"), name, Long.parseLong(row.text("lv_size")),
+                    LogicalVolume.SegmentType.of(row.text("segtype")),
                     attr.length() > 4 && attr.charAt(4) == 'a',
-                    "1".equals(row.path("lv_device_open").asText()),
-                    "1".equals(row.path("lv_skip_activation").asText()),
-                    flag(row.path("zero").asText()),
-                    tags(row.path("lv_tags").asText()),
-                    text(row.path("pool_lv").asText()), text(row.path("origin").asText()),
-                    OffsetDateTime.parse(row.path("lv_time").asText(), LV_TIME).toInstant(),
-                    Path.of(row.path("lv_dm_path").asText()),
-                    percent(row.path("data_percent").asText()), percent(row.path("metadata_percent").asText())));
+                    "1".equals(row.text("lv_device_open")),
+                    "1".equals(row.text("lv_skip_activation")),
+                    flag(row.text("zero")),
+                    tags(row.text("lv_tags")),
+                    text(row.text("pool_lv")), text(row.text("origin")),
+                    OffsetDateTime.parse(row.text("lv_time"), LV_TIME).toInstant(),
+                    Path.of(row.text("lv_dm_path")),
+                    percent(row.text("data_percent")), percent(row.text("metadata_percent"))));
         }
         return volumes;
     }
 
     /** Thin LVs of a report made with {@link #THIN_FIELDS}, each with its pool's chunk size. */
     static List<ThinDevice> thinDevices(String json) {
-        List<JsonNode> rows = rows(json, "lv");
+        List<Row> rows = rows(json, "lv");
         Map<String, Long> chunkOfPool = new java.util.HashMap<>();
-        for (JsonNode row : rows) {
-            if ("thin-pool".equals(row.path("segtype").asText())) {
-                chunkOfPool.put(row.path("lv_name").asText(), Long.parseLong(row.path("chunk_size").asText()));
+        for (Row row : rows) {
+            if ("thin-pool".equals(row.text("segtype"))) {
+                chunkOfPool.put(row.text("lv_name"), Long.parseLong(row.text("chunk_size")));
             }
         }
         List<ThinDevice> devices = new ArrayList<>();
-        for (JsonNode row : rows) {
-            String pool = row.path("pool_lv").asText();
-            if ("thin".equals(row.path("segtype").asText()) && chunkOfPool.containsKey(pool)
-                    && !row.path("thin_id").asText().isEmpty()) {
-                devices.add(new ThinDevice(row.path("vg_name").asText(), row.path("lv_name").asText(),
-                        Long.parseLong(row.path("thin_id").asText()), Long.parseLong(row.path("lv_size").asText()),
+        for (Row row : rows) {
+            String pool = row.text("pool_lv");
+            if ("thin".equals(row.text("segtype")) && chunkOfPool.containsKey(pool)
+                    && !row.text("thin_id").isEmpty()) {
+                devices.add(new ThinDevice(row.text("vg_name"), row.text("lv_name"),
+                        Long.parseLong(row.text("thin_id")), Long.parseLong(row.text("lv_size")),
                         pool, chunkOfPool.get(pool)));
             }
         }
@@ -90,14 +86,14 @@ final class LvmReport {
         return rows(json, "lv").stream().findFirst().map(LvmReport::volumeGroup);
     }
 
-    private static VolumeGroup volumeGroup(JsonNode row) {
-        return new VolumeGroup(row.path("vg_name").asText(), Long.parseLong(row.path("vg_size").asText()),
-                Long.parseLong(row.path("vg_free").asText()), Long.parseLong(row.path("vg_extent_size").asText()));
+    private static VolumeGroup volumeGroup(Row row) {
+        return new VolumeGroup(row.text("vg_name"), Long.parseLong(row.text("vg_size")),
+                Long.parseLong(row.text("vg_free")), Long.parseLong(row.text("vg_extent_size")));
     }
 
     static List<VolumeGroup> volumeGroups(String json) {
         List<VolumeGroup> groups = new ArrayList<>();
-        for (JsonNode row : rows(json, "vg")) {
+        for (Row row : rows(json, "vg")) {
             groups.add(volumeGroup(row));
         }
         return groups;
@@ -119,18 +115,49 @@ final class LvmReport {
         return tags;
     }
 
-    private static List<JsonNode> rows(String json, String kind) {
-        JsonNode root;
+    private static List<Row> rows(String json, String kind) {
+        List<Row> rows = new ArrayList<>();
         try {
-            root = JSON.readTree(json);
-        } catch (IOException e) {
+            if (!(ReportJson.parse(json) instanceof Map<?, ?> root) || !(root.get("report") instanceof List<?> reports)) {
+                throw new IllegalArgumentException("no \"report\" list at its top");
+            }
+            for (Object report : reports) {
+                if (!(report instanceof Map<?, ?> sections)) {
+                    throw new IllegalArgumentException("a report that is not an object");
+                }
+                Object section = sections.get(kind);
+                if (section == null) {
+                    continue;
+                }
+                if (!(section instanceof List<?> entries)) {
+                    throw new IllegalArgumentException("\"" + kind + "\" is not a list");
+                }
+                for (Object entry : entries) {
+                    if (!(entry instanceof Map<?, ?> fields)) {
+                        throw new IllegalArgumentException("a row of \"" + kind + "\" that is not an object");
+                    }
+                    rows.add(new Row(fields));
+                }
+            }
+        } catch (IllegalArgumentException e) {
             throw DriverException.internal("cannot read the lvm report: " + e.getMessage());
         }
-        List<JsonNode> rows = new ArrayList<>();
-        for (JsonNode report : root.path("report")) {
-            report.path(kind).forEach(rows::add);
-        }
         return rows;
+    }
+
+    /** One row of a report: lvm writes every field as a string ({@code --reportformat json}). */
+    private record Row(Map<?, ?> fields) {
+        /** The field's text; empty when the row lacks it, as lvm leaves out what does not apply. */
+        String text(String field) {
+            Object value = fields.get(field);
+            if (value == null || value == ReportJson.NULL) {
+                return "";
+            }
+            if (value instanceof String || value instanceof Boolean) {
+                return value.toString();
+            }
+            throw DriverException.internal("cannot read the lvm report: field " + field + " is not a value: " + value);
+        }
     }
 
     private static Optional<String> text(String value) {

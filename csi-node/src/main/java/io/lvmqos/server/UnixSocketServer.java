@@ -14,22 +14,23 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import jnr.posix.POSIX;
-import jnr.posix.POSIXFactory;
 
 /**
- * The gRPC server on a unix domain socket (netty-epoll). The socket is created with mode 0660:
- * the umask is narrowed around bind(2) so there is no moment at which it is world-accessible.
+ * The gRPC server on a unix domain socket (netty-epoll), mode 0660. The socket is bound in a
+ * directory of its own that only root can enter, given its mode there, and then renamed into
+ * place, so there is no moment at which others can reach it. (The process-wide umask, narrowed
+ * around bind(2) before, raced with files other threads create, and needed a native binding of
+ * libc, jnr-posix, that loaded about 190 classes at start for that one call.)
  */
 public final class UnixSocketServer implements AutoCloseable {
 
-    private static final int SOCKET_UMASK = 0117;
     /**
      * How long calls still running at the end of the shutdown grace have to end once interrupted:
      * an interrupted lvm change gets SIGTERM and up to 15 s to complete (CommandRunner). With the
@@ -72,6 +73,10 @@ public final class UnixSocketServer implements AutoCloseable {
     public static UnixSocketServer start(Path socket, List<BindableService> services) throws IOException {
         removeStaleSocket(socket);
         Files.createDirectories(socket.getParent());
+        // beside the socket, so that the rename stays within one file system
+        Path staging = Files.createTempDirectory(socket.getParent(), ".bind-",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path bound = staging.resolve(socket.getFileName());
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         // RPCs run on platform threads, one per call in progress. On virtual threads, a JNI call
@@ -80,7 +85,7 @@ public final class UnixSocketServer implements AutoCloseable {
         // The per-volume lock and the lvm bound end every wait at the caller's deadline, so the
         // number of threads follows the calls in flight.
         ExecutorService executor = Executors.newCachedThreadPool(Thread.ofPlatform().name("rpc-", 0).factory());
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(bound.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
@@ -92,15 +97,24 @@ public final class UnixSocketServer implements AutoCloseable {
         for (BindableService service : services) {
             builder.addService(ServerInterceptors.intercept(service, interceptor));
         }
-        POSIX posix = POSIXFactory.getNativePOSIX();
-        int previousUmask = posix.umask(SOCKET_UMASK);
-        Server server;
+        Server server = null;
         try {
             server = builder.build().start();
+            Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-rw----"));
+            // a listening socket stays bound to its inode whatever its name: clients connect at the new one
+            Files.move(bound, socket, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException | RuntimeException e) {
+            if (server != null) {
+                server.shutdownNow();
+            }
+            executor.shutdownNow();
+            boss.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            workers.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw e;
         } finally {
-            posix.umask(previousUmask);
+            Files.deleteIfExists(bound);
+            Files.delete(staging);
         }
-        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw----"));
         return new UnixSocketServer(socket, server, boss, workers, executor);
     }
 

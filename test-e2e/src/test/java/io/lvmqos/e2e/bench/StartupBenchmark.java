@@ -1,10 +1,12 @@
 package io.lvmqos.e2e.bench;
 
 import csi.v1.Csi;
+import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.CsiClient;
 import io.lvmqos.e2e.DriverProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -13,35 +15,84 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Time from process start to the first successful Probe, and resident memory of the idle
- * process, with the JVM flags the project ships (deploy/jvm.options), with and without an
- * application class-data-sharing archive. A benchmark: it reports, it does not assert times.
+ * process: with the JVM's defaults, with the flags the project ships (deploy/jvm.options), with an
+ * application class-data-sharing archive, with the AOT cache the image uses, and with the AOT cache
+ * but without each of the shipped memory flags in turn, which shows what each one is worth.
+ * A benchmark: it reports, it does not assert times.
  * Run: ./bench startup   (or mvn -pl test-e2e verify -Pbench -Dit.test=StartupBenchmark)
  */
 class StartupBenchmark {
 
     private static final int RUNS = 7;
+    /** Shipped flags whose worth the table shows by leaving them out; a group is left out together. */
+    private static final List<List<String>> MEMORY_FLAGS = List.of(
+            List.of("-XX:TrimNativeHeapInterval="),
+            List.of("-XX:MinHeapFreeRatio=", "-XX:MaxHeapFreeRatio="));
 
     @TempDir
     Path dir;
 
     @Test
     void startupAndIdleFootprint() throws Exception {
-        Path archive = dir.resolve("lvmqos.jsa");
         List<String> shipped = DriverProcess.shippedJvmFlags();
         List<String> withCds = new ArrayList<>(shipped);
-        withCds.add("-XX:SharedArchiveFile=" + archive);
+        withCds.add("-XX:SharedArchiveFile=" + dir.resolve("lvmqos.jsa"));
         withCds.add("-XX:+AutoCreateSharedArchive");
         measure(withCds, "warm-up", 1); // writes the archive
+        String load = loadAverage();
         StringBuilder report = new StringBuilder("## Start-up and idle footprint (host, " + RUNS + " runs each)\n\n"
                 + "| JVM flags | start to first Probe p50 (ms) | max (ms) | idle RSS p50 (MiB) | max (MiB) |\n"
                 + "|---|---|---|---|---|\n");
         report.append(measure(List.of(), "JVM defaults", RUNS));
         report.append(measure(shipped, "deploy/jvm.options", RUNS));
         report.append(measure(withCds, "deploy/jvm.options + CDS archive", RUNS));
+        report.append(measure(withAotCache(shipped, "shipped"), "deploy/jvm.options + AOT cache", RUNS));
+        for (List<String> group : MEMORY_FLAGS) {
+            List<String> without = shipped.stream().filter(f -> group.stream().noneMatch(f::startsWith)).toList();
+            if (without.size() == shipped.size()) {
+                throw new AssertionError("deploy/jvm.options has none of " + group + ": update MEMORY_FLAGS");
+            }
+            report.append(measure(withAotCache(without, "without-" + MEMORY_FLAGS.indexOf(group)),
+                    "deploy/jvm.options + AOT cache, without " + String.join(" ", group).replace("=", ""), RUNS));
+        }
         report.append("\nJava ").append(System.getProperty("java.version")).append(", ")
-                .append(Runtime.getRuntime().availableProcessors()).append(" CPUs. RSS read from /proc/<pid>/status "
-                        + "5 s after the first Probe, volume group absent (Probe answers ready=false).\n");
+                .append(Runtime.getRuntime().availableProcessors()).append(" CPUs, load average ").append(load)
+                .append(" at the start and ").append(loadAverage()).append(" at the end. RSS read from /proc/<pid>/status "
+                        + "5 s after the first Probe, volume group absent (Probe answers ready=false). Each AOT cache "
+                        + "is trained by a run of its own flags that makes the calls of scripts/image/TrainingClient.\n");
         BenchReport.write("startup", report.toString());
+    }
+
+    /** The flags plus an AOT cache trained, as the image's is, by a start and the first calls of a plugin. */
+    private List<String> withAotCache(List<String> flags, String name) throws Exception {
+        Path cache = dir.resolve(name + ".aot");
+        List<String> training = new ArrayList<>(flags);
+        training.add("-XX:AOTCacheOutput=" + cache);
+        Path socket = dir.resolve("training.sock");
+        try (DriverProcess driver = DriverProcess.start(socket, dir.resolve("training.log"), training,
+                "--node-id", "bench", "--volume-group", "lvmqos-bench-absent")) {
+            probeUntilAnswered(socket);
+            try (CsiClient client = CsiClient.connect(socket)) {
+                client.identity().getPluginInfo(Csi.GetPluginInfoRequest.getDefaultInstance());
+                client.identity().getPluginCapabilities(Csi.GetPluginCapabilitiesRequest.getDefaultInstance());
+                client.node().nodeGetInfo(Csi.NodeGetInfoRequest.getDefaultInstance());
+                client.node().nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest.getDefaultInstance());
+                client.controller().controllerGetCapabilities(Csi.ControllerGetCapabilitiesRequest.getDefaultInstance());
+                try {
+                    client.node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.getDefaultInstance());
+                } catch (StatusRuntimeException expected) {
+                    // INVALID_ARGUMENT: the path of an error answer
+                }
+            }
+            // the cache is written at exit, by a second JVM the first one waits for
+            driver.terminate(Duration.ofSeconds(120));
+        }
+        if (!Files.isRegularFile(cache) || Files.size(cache) == 0) {
+            throw new AssertionError("the training run wrote no AOT cache: " + Files.readString(dir.resolve("training.log")));
+        }
+        List<String> withCache = new ArrayList<>(flags);
+        withCache.add("-XX:AOTCache=" + cache);
+        return withCache;
     }
 
     private String measure(List<String> flags, String label, int runs) throws Exception {
@@ -56,7 +107,7 @@ class StartupBenchmark {
                 startMillis[run] = (System.nanoTime() - started) / 1e6;
                 Thread.sleep(5000);
                 rssMiB[run] = residentKiB(driver.process().pid()) / 1024.0;
-                driver.terminate(java.time.Duration.ofSeconds(15));
+                driver.terminate(Duration.ofSeconds(15));
             }
         }
         return String.format("| %s | %.0f | %.0f | %.1f | %.1f |%n", label, BenchReport.percentile(startMillis, 50),
@@ -78,6 +129,10 @@ class StartupBenchmark {
                 }
             }
         }
+    }
+
+    private static String loadAverage() throws Exception {
+        return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
     }
 
     static long residentKiB(long pid) throws Exception {

@@ -86,7 +86,7 @@ class DockerfileTest {
         assertTrue(run.contains("jdeps --print-module-deps --ignore-missing-deps"), run);
         assertTrue(run.contains("jlink"), run);
         assertTrue(run.contains("--generate-cds-archive"),
-                "-XX:+AutoCreateSharedArchive needs the JDK's base archive in the linked runtime");
+                "the JDK's base archive is what the JVM falls back on should it find the AOT cache unusable");
     }
 
     @Test
@@ -132,25 +132,27 @@ class DockerfileTest {
     }
 
     @Test
-    void entrypointRunsTheJarWithTheShippedJvmOptionsAndCdsArchive() {
+    void entrypointRunsTheJarWithTheShippedJvmOptionsAndAotCache() {
         Instruction entrypoint = runtime().all("ENTRYPOINT").getLast();
         List<String> argv = javaArgv(entrypointArgv(entrypoint));
         assertEquals("/opt/java/bin/java", argv.getFirst());
         assertTrue(argv.contains("@/opt/lvmqos/jvm.options"), argv.toString());
-        assertTrue(argv.stream().anyMatch(a -> a.startsWith("-XX:SharedArchiveFile=")), argv.toString());
-        assertTrue(argv.contains("-XX:+AutoCreateSharedArchive"), argv.toString());
+        assertTrue(argv.stream().anyMatch(a -> a.startsWith("-XX:AOTCache=")), argv.toString());
         assertEquals(List.of("-jar", "/opt/lvmqos/lvmqos.jar"), argv.subList(argv.size() - 2, argv.size()));
         assertTrue(runtime().all("COPY").stream().anyMatch(c -> c.words().equals(
                 List.of("deploy/jvm.options", "/opt/lvmqos/jvm.options"))), "jvm.options is copied where it is read");
     }
 
     @Test
-    void cdsTrainingRunUsesTheEntrypointsJvmFlags() {
+    void aotTrainingRunUsesTheEntrypointsJvmFlags() {
         List<String> argv = javaArgv(entrypointArgv(runtime().all("ENTRYPOINT").getLast()));
         String run = runtime().runText();
         for (String flag : argv.subList(1, argv.size() - 2)) {
-            assertTrue(run.contains(flag), "the archive is only used when the flags match; training run lacks " + flag);
+            // the training run writes the cache the entrypoint reads
+            String expected = flag.replace("-XX:AOTCache=", "-XX:AOTCacheOutput=");
+            assertTrue(run.contains(expected), "the cache is only used when the flags match; training run lacks " + expected);
         }
+        assertTrue(run.contains("TrainingClient"), "the training run must make the calls a starting plugin gets");
     }
 
     @Test

@@ -47,6 +47,17 @@ class ImageBuildScriptTest {
     }
 
     @Test
+    void trainsTheAotCacheWithTheDockerfilesClient() throws IOException {
+        String client = "scripts/image/TrainingClient.java";
+        assertTrue(Files.exists(DeployTree.root().resolve(client)), client);
+        assertTrue(script.contains(client) && script.contains("TrainingClient \"$root/tmp/aot-training.sock\""),
+                "the script's training run must make the starting plugin's calls, as the Dockerfile's does");
+        assertTrue(script.contains("-XX:AOTCacheOutput="), "the training run writes the cache the entrypoint reads");
+        assertTrue(DockerfileText.read(DeployTree.dockerfile()).stage("jre").all("COPY").stream()
+                .anyMatch(copy -> copy.words().getFirst().equals(client)), "the Dockerfile compiles the same client");
+    }
+
+    @Test
     void setsTheDockerfilesEnvironment() {
         String env = String.join(" ", runtime.all("ENV").stream().map(DockerfileText.Instruction::arguments).toList());
         assertTrue(env.contains("JAVA_HOME=" + assignment("java_home")), env);

@@ -80,7 +80,7 @@ class PluginCommandLineTest {
     @Test
     void pluginRunsTheImagesEntrypointWithTheShippedJvmOptions() {
         assertFalse(pod.plugin().get("command").present(),
-                "the image's ENTRYPOINT runs java with deploy/jvm.options and the CDS archive; a command here"
+                "the image's ENTRYPOINT runs java with deploy/jvm.options and the AOT cache; a command here"
                         + " would bypass both");
     }
 

@@ -73,10 +73,8 @@ public final class UnixSocketServer implements AutoCloseable {
     public static UnixSocketServer start(Path socket, List<BindableService> services) throws IOException {
         removeStaleSocket(socket);
         Files.createDirectories(socket.getParent());
-        // beside the socket, so that the rename stays within one file system
-        Path staging = Files.createTempDirectory(socket.getParent(), ".bind-",
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        Path bound = staging.resolve(socket.getFileName());
+        Path staging = stagingDirectory(socket);
+        Path bound = staging.resolve("s");
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         // RPCs run on platform threads, one per call in progress. On virtual threads, a JNI call
@@ -116,6 +114,38 @@ public final class UnixSocketServer implements AutoCloseable {
             Files.delete(staging);
         }
         return new UnixSocketServer(socket, server, boss, workers, executor);
+    }
+
+    /**
+     * sun_path holds 108 bytes with its terminating NUL. The socket is bound at
+     * {@code <dir>/.bindXXXX/s} before it is renamed to its real name, eight bytes longer than
+     * {@code <dir>/<name>} for kubelet's usual {@code csi.sock}.
+     */
+    static final int MAX_SOCKET_PATH_BYTES = 107;
+
+    /**
+     * A new directory beside the socket (so the rename stays within one file system) that only
+     * root can enter, with a short name: the bind happens at its length, not the socket's.
+     */
+    private static Path stagingDirectory(Path socket) throws IOException {
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; ; attempt++) {
+            Path staging = socket.resolveSibling(String.format(".bind%04x", random.nextInt(0x10000)));
+            int bytes = staging.resolve("s").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > MAX_SOCKET_PATH_BYTES) {
+                throw new IOException("the socket's directory " + socket.getParent() + " is too long to bind a"
+                        + " unix socket in: binding needs " + bytes + " bytes of the " + MAX_SOCKET_PATH_BYTES
+                        + " a socket path may have; choose an --endpoint in a shorter directory");
+            }
+            try {
+                return Files.createDirectory(staging,
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                if (attempt == 16) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /**

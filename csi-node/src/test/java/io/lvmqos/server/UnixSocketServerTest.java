@@ -70,9 +70,22 @@ class UnixSocketServerTest {
     void aPathTooLongToBindLeavesNothingBehind() throws Exception {
         Path parent = dir.resolve("x".repeat(100));
         Path socket = parent.resolve("csi.sock");
-        assertThrows(Exception.class, () -> UnixSocketServer.start(socket, List.of(new ReadyIdentity())));
+        IOException refused = assertThrows(IOException.class,
+                () -> UnixSocketServer.start(socket, List.of(new ReadyIdentity())));
+        assertTrue(refused.getMessage().contains("choose an --endpoint in a shorter directory"), refused.getMessage());
         try (Stream<Path> left = Files.list(parent)) {
             assertEquals(List.of(), left.toList());
+        }
+    }
+
+    @Test
+    void theLongestSocketPathTheKernelTakesIsBound() throws Exception {
+        // 107 bytes for the staged <dir>/.bindXXXX/s; the socket's own name is as long as kubelet's
+        String prefix = dir.toString() + "/";
+        int dirLength = UnixSocketServer.MAX_SOCKET_PATH_BYTES - prefix.length() - "/.bind0000/s".length();
+        Path socket = dir.resolve("d".repeat(dirLength)).resolve("csi.sock");
+        try (UnixSocketServer server = UnixSocketServer.start(socket, List.of(new ReadyIdentity()))) {
+            assertTrue(probe(socket).getReady().getValue());
         }
     }
 

@@ -1,6 +1,7 @@
 package io.lvmqos.e2e.guest;
 
 import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.DriverProcess;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -38,6 +39,10 @@ public final class DriverForTheClass implements BeforeAllCallback, AfterAllCallb
 
     public CsiClient client() {
         return driver.client();
+    }
+
+    public DriverProcess process() {
+        return driver.process();
     }
 
     /** SIGKILL, as a crash or an OOM kill would end it. */

@@ -171,16 +171,6 @@ public final class CommandRunner {
         }
     }
 
-    /** Runs the command and fails with its own stderr when it exits non-zero. */
-    public CommandResult runChecked(Command command) {
-        CommandResult result = run(command);
-        if (!result.succeeded()) {
-            throw DriverException.internal(command.display() + " failed (exit " + result.exitCode() + "): "
-                    + result.diagnostic());
-        }
-        return result;
-    }
-
     private static Duration effectiveTimeout(Duration requested) {
         Optional<Duration> remaining = CallDeadline.remaining();
         if (remaining.isEmpty()) {

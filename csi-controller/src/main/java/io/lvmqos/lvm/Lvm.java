@@ -13,8 +13,9 @@ import java.util.Optional;
 
 /**
  * The lvm2 command line, one method per verb. Reports are read as JSON in bytes; failures are
- * classified here from the exit status and lvm's own message, so callers see a
- * {@link DriverException} with the right code and never grep stderr themselves.
+ * classified by {@link LvmFailure} from lvm's own message, so callers see a {@link DriverException}
+ * with the right code, or an empty report for a group or LV that does not exist, and never read
+ * stderr themselves.
  */
 public final class Lvm {
 
@@ -58,11 +59,11 @@ public final class Lvm {
     }
 
     private Optional<VolumeGroup> parseVolumeGroup(CommandResult result) {
+        if (LvmFailure.VOLUME_GROUP_NOT_FOUND.isWhy(result)) {
+            return Optional.empty();
+        }
         if (!result.succeeded()) {
-            if (result.stderr().contains("not found")) {
-                return Optional.empty();
-            }
-            throw classify(result);
+            throw LvmFailure.classify(result);
         }
         return LvmReport.volumeGroups(result.stdout()).stream().findFirst();
     }
@@ -83,11 +84,11 @@ public final class Lvm {
      */
     public Optional<VolumeGroupContents> contents(String volumeGroup) {
         CommandResult result = run(volumeGroup, lvsReport(LvmReport.LV_AND_VG_FIELDS, volumeGroup));
+        if (LvmFailure.VOLUME_GROUP_NOT_FOUND.isWhy(result)) {
+            return Optional.empty();
+        }
         if (!result.succeeded()) {
-            if (result.stderr().contains("not found")) {
-                return Optional.empty();
-            }
-            throw classify(result);
+            throw LvmFailure.classify(result);
         }
         Optional<VolumeGroup> group = LvmReport.groupOfLvReport(result.stdout());
         if (group.isEmpty()) {
@@ -100,18 +101,18 @@ public final class Lvm {
     public List<LogicalVolume> logicalVolumes(String volumeGroup) {
         CommandResult result = run(volumeGroup, lvsReport(LvmReport.LV_FIELDS, volumeGroup));
         if (!result.succeeded()) {
-            throw classify(result);
+            throw LvmFailure.classify(result);
         }
         return LvmReport.logicalVolumes(result.stdout());
     }
 
     public Optional<LogicalVolume> logicalVolume(String volumeGroup, String name) {
         CommandResult result = run(volumeGroup, lvsReport(LvmReport.LV_FIELDS, volumeGroup + "/" + name));
+        if (LvmFailure.LOGICAL_VOLUME_NOT_FOUND.isWhy(result)) {
+            return Optional.empty();
+        }
         if (!result.succeeded()) {
-            if (result.stderr().contains("Failed to find logical volume")) {
-                return Optional.empty();
-            }
-            throw classify(result);
+            throw LvmFailure.classify(result);
         }
         return LvmReport.logicalVolumes(result.stdout()).stream().findFirst();
     }
@@ -123,7 +124,7 @@ public final class Lvm {
     public List<ThinDevice> thinDevices(String volumeGroup) {
         CommandResult result = run(volumeGroup, lvsReport(LvmReport.THIN_FIELDS, volumeGroup));
         if (!result.succeeded()) {
-            throw classify(result);
+            throw LvmFailure.classify(result);
         }
         return LvmReport.thinDevices(result.stdout());
     }
@@ -207,7 +208,7 @@ public final class Lvm {
     private void change(String volumeGroup, List<String> args) {
         CommandResult result = run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
         if (!result.succeeded()) {
-            throw classify(result);
+            throw LvmFailure.classify(result);
         }
     }
 
@@ -225,31 +226,5 @@ public final class Lvm {
             args.add("--addtag");
             args.add(tag);
         }
-    }
-
-    /** Turns lvm's failure into the gRPC-facing kind, keeping lvm's own words. */
-    static DriverException classify(CommandResult result) {
-        String said = result.diagnostic();
-        String message = result.command().arguments().getFirst() + " failed: " + said;
-        if (said.contains("insufficient free space") || said.contains("Insufficient free space")
-                || said.contains("Insufficient suitable allocatable extents")) {
-            return DriverException.resourceExhausted(message);
-        }
-        if (said.matches("(?s).*Volume group \"[^\"]*\" not found.*")) {
-            return DriverException.failedPrecondition(message);
-        }
-        if (said.matches("(?s).*Pool \\S+ not found.*")) {
-            return DriverException.failedPrecondition(message);
-        }
-        if (said.contains("Failed to find logical volume")) {
-            return DriverException.notFound(message);
-        }
-        if (said.contains("in use") || said.contains("is open") || said.contains("used by another device")) {
-            return DriverException.failedPrecondition(message);
-        }
-        if (said.contains("already exists")) {
-            return DriverException.alreadyExists(message);
-        }
-        return DriverException.internal(message + " (exit " + result.exitCode() + ")");
     }
 }

@@ -224,18 +224,6 @@ class CommandRunnerTest {
     }
 
     @Test
-    void runCheckedReturnsTheResultOfASuccess() {
-        assertEquals("ok\n", runner.runChecked(Command.of(Path.of("/bin/echo"), GENEROUS, "ok")).stdout());
-    }
-
-    @Test
-    void runCheckedFailsWithTheChildsOwnWords() {
-        DriverException e = assertThrows(DriverException.Internal.class,
-                () -> runner.runChecked(sh(GENEROUS, "echo 'disk on fire' >&2; exit 4")));
-        assertTrue(e.getMessage().contains("disk on fire") && e.getMessage().contains("exit 4"), e.getMessage());
-    }
-
-    @Test
     void locateFindsASystemProgramAsAnAbsolutePath() {
         Path sh = CommandRunner.locate("sh");
         assertTrue(sh.isAbsolute() && Files.isExecutable(sh), sh.toString());

@@ -12,7 +12,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * The blkid boundary: tells a blank block device from one that holds anything at all.
@@ -49,20 +48,6 @@ public final class BlockDeviceProbe {
 
     public static BlockDeviceProbe onThisHost(CommandRunner runner) {
         return new BlockDeviceProbe(runner, CommandRunner.locate("blkid"), TIMEOUT);
-    }
-
-    /**
-     * The filesystem type on the device ("ext4", "xfs"), or for something that is not a
-     * filesystem a short description of it ("dos partition table", "LVM2_member"); empty only
-     * when the device is blank.
-     */
-    public Optional<String> filesystemType(Path device) {
-        return switch (probe(device)) {
-            case DeviceContents.Blank b -> Optional.empty();
-            case DeviceContents.Filesystem f -> Optional.of(f.type());
-            case DeviceContents.PartitionTable p -> Optional.of(p.type() + " partition table");
-            case DeviceContents.Other o -> Optional.of(o.description());
-        };
     }
 
     public DeviceContents probe(Path device) {

@@ -47,13 +47,6 @@ public record DeviceNumber(int major, int minor) {
         return new DeviceNumber((int) major, (int) minor);
     }
 
-    /** The inverse of {@link #fromDev}: glibc's gnu_dev_makedev. */
-    public long toDev() {
-        long ma = major;
-        long mi = minor;
-        return ((ma & 0xfffff000L) << 32) | ((ma & 0xfffL) << 8) | ((mi & 0xffffff00L) << 12) | (mi & 0xffL);
-    }
-
     /** Parses "MAJ:MIN" as it appears in mountinfo and cgroup files. */
     public static DeviceNumber parse(String text) {
         Matcher m = TEXT.matcher(text);

@@ -32,11 +32,6 @@ public record MountEntry(int mountId, int parentId, DeviceNumber device, String 
         return tagged("shared:");
     }
 
-    /** The peer group this mount receives events from (mount propagation "slave"). */
-    public OptionalInt masterPeerGroup() {
-        return tagged("master:");
-    }
-
     private OptionalInt tagged(String prefix) {
         return optionalFields.stream().filter(f -> f.startsWith(prefix))
                 .mapToInt(f -> Integer.parseInt(f.substring(prefix.length()))).findFirst();

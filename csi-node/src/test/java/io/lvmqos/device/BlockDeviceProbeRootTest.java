@@ -11,7 +11,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,14 +41,13 @@ class BlockDeviceProbeRootTest {
 
     @Test
     void aZeroedDeviceIsBlank() {
-        assertEquals(Optional.empty(), probe.filesystemType(loop.path()));
         assertEquals(new DeviceContents.Blank(), probe.probe(loop.path()));
     }
 
     @Test
     void aFormattedDeviceNamesItsFilesystem() {
         new Filesystems(runner).format(loop.path(), FsType.EXT4);
-        assertEquals(Optional.of("ext4"), probe.filesystemType(loop.path()));
+        assertEquals(new DeviceContents.Filesystem("ext4"), probe.probe(loop.path()));
     }
 
     @Test
@@ -62,19 +60,18 @@ class BlockDeviceProbeRootTest {
             device.write(mbr.array());
         }
         assertEquals(new DeviceContents.PartitionTable("dos"), probe.probe(loop.path()));
-        assertEquals(Optional.of("dos partition table"), probe.filesystemType(loop.path()));
     }
 
     @Test
     void aMissingDeviceIsAnErrorNotBlank() {
         // blkid -p itself exits 2, "nothing found", for a path it cannot open.
-        assertThrows(DriverException.NotFound.class, () -> probe.filesystemType(dir.resolve("no-such-device")));
+        assertThrows(DriverException.NotFound.class, () -> probe.probe(dir.resolve("no-such-device")));
     }
 
     @Test
     void aRegularFileIsAnErrorNotBlank() throws IOException {
         Path file = Files.createFile(dir.resolve("zeros"));
-        assertThrows(DriverException.FailedPrecondition.class, () -> probe.filesystemType(file));
+        assertThrows(DriverException.FailedPrecondition.class, () -> probe.probe(file));
     }
 
     @Test

@@ -16,7 +16,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -105,7 +104,7 @@ class FilesystemsRootTest {
 
     private void formatMountAndGrow(FsType type) throws IOException {
         filesystems.format(loop.path(), type);
-        assertEquals(Optional.of(type.kernelName()), BlockDeviceProbe.onThisHost(runner).filesystemType(loop.path()));
+        assertEquals(new DeviceContents.Filesystem(type.kernelName()), BlockDeviceProbe.onThisHost(runner).probe(loop.path()));
 
         mounter.mount(loop.path(), mountPoint, type, MountOptions.parse(List.of("noatime")));
         var entry = new MountTable().at(mountPoint).orElseThrow();
@@ -134,7 +133,7 @@ class FilesystemsRootTest {
     }
 
     private String tune2fsReservedBlocks() {
-        String out = runner.runChecked(io.lvmqos.exec.Command.of(CommandRunner.locate("tune2fs"),
+        String out = LoopDevice.runOrFail(io.lvmqos.exec.Command.of(CommandRunner.locate("tune2fs"),
                 java.time.Duration.ofSeconds(10), "-l", loop.path().toString())).stdout();
         return out.lines().filter(l -> l.startsWith("Reserved block count:")).map(l -> l.split(":")[1].strip())
                 .findFirst().orElse("?");

@@ -28,9 +28,18 @@ public final class LoopDevice implements AutoCloseable {
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(bytes);
         }
-        CommandResult result = RUNNER.runChecked(Command.of(CommandRunner.locate("losetup"), TIMEOUT,
+        CommandResult result = runOrFail(Command.of(CommandRunner.locate("losetup"), TIMEOUT,
                 "--find", "--show", "--", file.toString()));
         return new LoopDevice(file, Path.of(result.stdout().strip()));
+    }
+
+    /** Runs a command of a test's setup; one that fails fails the test with its own words. */
+    static CommandResult runOrFail(Command command) {
+        CommandResult result = RUNNER.run(command);
+        if (!result.succeeded()) {
+            throw new AssertionError(command.display() + " exited " + result.exitCode() + ": " + result.diagnostic());
+        }
+        return result;
     }
 
     public Path path() {
@@ -50,7 +59,7 @@ public final class LoopDevice implements AutoCloseable {
         try (RandomAccessFile raf = new RandomAccessFile(backingFile.toFile(), "rw")) {
             raf.setLength(bytes);
         }
-        RUNNER.runChecked(Command.of(CommandRunner.locate("losetup"), TIMEOUT, "--set-capacity", device.toString()));
+        runOrFail(Command.of(CommandRunner.locate("losetup"), TIMEOUT, "--set-capacity", device.toString()));
     }
 
     public long sizeBytes() throws IOException {
@@ -61,7 +70,7 @@ public final class LoopDevice implements AutoCloseable {
     @Override
     public void close() throws IOException {
         try {
-            RUNNER.runChecked(Command.of(CommandRunner.locate("losetup"), TIMEOUT, "--detach", device.toString()));
+            runOrFail(Command.of(CommandRunner.locate("losetup"), TIMEOUT, "--detach", device.toString()));
         } finally {
             Files.deleteIfExists(backingFile);
         }

@@ -63,10 +63,8 @@ class MountTableTest {
     void readsPropagationTags() throws IOException {
         List<MountEntry> entries = MountTable.parse(resource("mountinfo-kubelet.txt"));
         assertEquals(OptionalInt.of(120), entries.get(2).sharedPeerGroup());
-        assertEquals(OptionalInt.empty(), entries.get(2).masterPeerGroup());
         MountEntry slave = entries.get(4);
         assertEquals(List.of("master:5", "propagate_from:2", "unbindable"), slave.optionalFields());
-        assertEquals(OptionalInt.of(5), slave.masterPeerGroup());
         assertEquals(OptionalInt.empty(), slave.sharedPeerGroup());
     }
 

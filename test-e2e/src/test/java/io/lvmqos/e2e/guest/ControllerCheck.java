@@ -23,10 +23,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Controller service on real LVM in the guest (a 4 GiB VG with a 2 GiB zeroing thin pool),
@@ -34,29 +33,14 @@ import org.junit.jupiter.api.Test;
  */
 public class ControllerCheck {
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
     private final List<String> volumes = new ArrayList<>();
     private final List<String> snapshots = new ArrayList<>();
 
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
-
     @AfterEach
     void deleteWhatTheTestMade() {
-        snapshots.forEach(id -> driver.client().controller().deleteSnapshot(
-                Csi.DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build()));
-        volumes.forEach(id -> driver.client().controller().deleteVolume(
-                Csi.DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+        Csi2.deleteAll(driver.client(), snapshots, volumes);
     }
 
     private Csi.Volume createVolume(Csi.CreateVolumeRequest request) {

@@ -10,6 +10,7 @@ import io.lvmqos.e2e.CsiClient;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.function.Executable;
 
 /** Request builders and assertions shared by the guest checks. */
@@ -53,15 +54,24 @@ final class Csi2 {
      * directory) and queues its unstage on {@code cleanup}, through whichever client the driver
      * has by then (a check may have restarted it).
      */
-    static Path stage(GuestDriver driver, Csi.Volume volume, Csi.VolumeCapability capability, List<Runnable> cleanup) {
+    static Path stage(Supplier<CsiClient> client, Csi.Volume volume, Csi.VolumeCapability capability,
+                      List<Runnable> cleanup) {
         Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io")
                 .resolve(Integer.toHexString(volume.getVolumeId().hashCode())).resolve("globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
+        client.get().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
                 .setVolumeCapability(capability).build());
-        cleanup.add(() -> driver.client().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
+        cleanup.add(() -> client.get().node().nodeUnstageVolume(Csi.NodeUnstageVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString()).build()));
         return staging;
+    }
+
+    /** Deletes what a test made: its snapshots first, then its volumes. */
+    static void deleteAll(CsiClient client, List<String> snapshots, List<String> volumes) {
+        snapshots.forEach(id -> client.controller().deleteSnapshot(
+                Csi.DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build()));
+        volumes.forEach(id -> client.controller().deleteVolume(
+                Csi.DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
     }
 
     /** The end of a check that published a volume: unpublish every target, unstage, delete. */

@@ -1,7 +1,6 @@
 package io.lvmqos.e2e.guest;
 
 import static io.lvmqos.e2e.guest.Csi2.MIB;
-import static io.lvmqos.e2e.guest.Csi2.create;
 import static io.lvmqos.e2e.guest.Csi2.expectCode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,7 +10,6 @@ import io.grpc.Status;
 import io.lvmqos.e2e.deploy.DashboardQueries;
 import io.lvmqos.e2e.deploy.DashboardQueries.Query;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
-import io.lvmqos.e2e.guest.GuestPods.QosClass;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Grafana dashboard against a real scrape, and the data of the README's picture. A pod writes
@@ -43,9 +42,10 @@ public class DashboardCheck {
     private static final int FIO_SECONDS = 16;
     private static final long CHANGE_AFTER_MILLIS = 7_000;
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass("--metrics-address", ADDRESS);
+    private static PodVolume published;
     private static Csi.Volume volume;
-    private static Path staging;
     private static Path target;
     private static Pod pod;
     private static MetricsScrape busy;
@@ -55,21 +55,11 @@ public class DashboardCheck {
 
     @BeforeAll
     static void writeAcrossALimitChangeWhileScraping() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start("--metrics-address", ADDRESS);
-        volume = driver.client().controller().createVolume(create("dashboard", 256 * MIB,
-                Map.of("writeBPS", "4Mi", "readBPS", "8Mi", "readIOPS", "1000", "writeIOPS", "1000")).build()).getVolume();
-        Csi.VolumeCapability capability = Csi2.mount();
-        staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/dashboard/globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(capability).build());
-        pod = GuestPods.create(QosClass.BURSTABLE);
-        target = pod.volumePath("data");
-        driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(capability)
-                .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
+        published = PodVolume.publish(driver.client(), "dashboard", 256 * MIB,
+                Map.of("writeBPS", "4Mi", "readBPS", "8Mi", "readIOPS", "1000", "writeIOPS", "1000"));
+        volume = published.volume();
+        target = published.target();
+        pod = published.pod();
         // the errors panel's counter and the abnormal-volumes panel's gauge exist only once there is
         // a failed call and a volume health answer
         expectCode(Status.Code.INVALID_ARGUMENT, () -> driver.client().controller().controllerModifyVolume(
@@ -87,7 +77,7 @@ public class DashboardCheck {
                 "--ioengine=psync", "--time_based", "--runtime=" + FIO_SECONDS, "--write_bw_log=" + fioLog,
                 "--log_avg_msec=1000", "--log_unix_epoch=1")))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        long writing = MetricsScrape.awaitWriting(ADDRESS, List.of(ofVolume("write")), Duration.ofSeconds(30)).atMillis();
+        long writing = MetricsScrape.awaitWriting(ADDRESS, List.of(published.labels("write")), Duration.ofSeconds(30)).atMillis();
         while (fio.isAlive()) {
             long now = System.currentTimeMillis();
             if (busy == null && now >= writing + 3_000) {
@@ -106,8 +96,8 @@ public class DashboardCheck {
         StringBuilder tsv = new StringBuilder("# epoch_ms\twrite_limit_bytes_per_second\twritten_bytes_total\n");
         for (MetricsScrape scrape : series) {
             tsv.append(scrape.atMillis()).append('\t')
-                    .append((long) scrape.require("lvmqos_volume_io_limit_bytes_per_second", ofVolume("write"))).append('\t')
-                    .append((long) scrape.require("lvmqos_volume_io_bytes_total", ofVolume("write"))).append('\n');
+                    .append((long) scrape.require("lvmqos_volume_io_limit_bytes_per_second", published.labels("write"))).append('\t')
+                    .append((long) scrape.require("lvmqos_volume_io_bytes_total", published.labels("write"))).append('\n');
         }
         Files.writeString(GuestEnv.outDir().resolve("dashboard-series.tsv"), tsv);
         Files.writeString(GuestEnv.outDir().resolve("dashboard-change.txt"), changeAt + " " + repliedAt + "\n");
@@ -116,24 +106,9 @@ public class DashboardCheck {
 
     @AfterAll
     static void cleanUp() throws Exception {
-        if (driver == null) {
-            return;
+        if (published != null) {
+            published.close();
         }
-        try {
-            if (volume != null) {
-                Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging,
-                        target == null ? List.of() : List.of(target));
-            }
-            if (pod != null) {
-                GuestPods.remove(pod);
-            }
-        } finally {
-            driver.close();
-        }
-    }
-
-    private static Map<String, String> ofVolume(String direction) {
-        return Map.of("volume_id", volume.getVolumeId(), "pod_uid", pod.uid(), "direction", direction);
     }
 
     @Test
@@ -178,13 +153,13 @@ public class DashboardCheck {
         assertTrue(Math.abs(before - 4.0 * MIB) <= 0.2 * 4 * MIB, "before the change: " + before / MIB + " MiB/s");
         assertTrue(Math.abs(after - 8.0 * MIB) <= 0.2 * 8 * MIB, "after the change: " + after / MIB + " MiB/s");
         assertEquals(8L * MIB, (long) series.getLast().require("lvmqos_volume_io_limit_bytes_per_second",
-                ofVolume("write")), "the gauge serves the new limit");
+                published.labels("write")), "the gauge serves the new limit");
     }
 
     /** Bytes per second written between the scrapes nearest to [fromMillis, toMillis]. */
     private static double meanRate(long fromMillis, long toMillis) {
         MetricsScrape first = series.stream().filter(s -> s.atMillis() >= fromMillis).findFirst().orElseThrow();
         MetricsScrape last = series.reversed().stream().filter(s -> s.atMillis() <= toMillis).findFirst().orElseThrow();
-        return last.ratePerSecondSince(first, "lvmqos_volume_io_bytes_total", ofVolume("write"));
+        return last.ratePerSecondSince(first, "lvmqos_volume_io_bytes_total", published.labels("write"));
     }
 }

@@ -16,9 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A published volume whose disk starts failing every I/O (its device-mapper table swapped for
@@ -29,20 +28,8 @@ import org.junit.jupiter.api.Test;
 public class DeviceFaultCheck {
 
     private static final int METRICS_PORT = 9811;
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start("--metrics-address", "127.0.0.1:" + METRICS_PORT);
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass("--metrics-address", "127.0.0.1:" + METRICS_PORT);
 
     @Test
     void aFailingDiskIsReportedAbnormalAndStillTornDown() throws Exception {

@@ -15,10 +15,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * ControllerExpandVolume on real LVM in the guest (a 1 GiB VG with a 512 MiB zeroing thin pool):
@@ -28,28 +27,15 @@ import org.junit.jupiter.api.Test;
 public class ExpansionCheck {
 
     private static final long POOL = 512 * MIB;
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
     private final List<String> volumes = new ArrayList<>();
     private final List<Runnable> cleanup = new ArrayList<>();
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
 
     @AfterEach
     void deleteWhatTheTestMade() {
         cleanup.reversed().forEach(Runnable::run);
-        volumes.forEach(id -> driver.client().controller().deleteVolume(
-                Csi.DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+        Csi2.deleteAll(driver.client(), List.of(), volumes);
     }
 
     private Csi.Volume createVolume(String name, long bytes, Map<String, String> parameters) {
@@ -85,7 +71,7 @@ public class ExpansionCheck {
     }
 
     private Path stage(Csi.Volume volume, Csi.VolumeCapability capability) {
-        return Csi2.stage(driver, volume, capability, cleanup);
+        return Csi2.stage(driver::client, volume, capability, cleanup);
     }
 
     @Test

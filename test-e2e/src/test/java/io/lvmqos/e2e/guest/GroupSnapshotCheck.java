@@ -23,10 +23,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Group snapshots in the guest: two mounted thin volumes, a writer that writes a sequence number to
@@ -35,21 +34,9 @@ import org.junit.jupiter.api.Test;
  */
 public class GroupSnapshotCheck {
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
     private final List<Runnable> cleanup = new ArrayList<>();
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
 
     @AfterEach
     void undo() {
@@ -64,7 +51,7 @@ public class GroupSnapshotCheck {
     }
 
     private Path stage(Csi.Volume volume) {
-        return Csi2.stage(driver, volume, Csi2.mount(), cleanup);
+        return Csi2.stage(driver::client, volume, Csi2.mount(), cleanup);
     }
 
     private Csi.VolumeGroupSnapshot groupSnapshot(String name, Csi.Volume... members) {

@@ -21,9 +21,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The plugin's container killed in the middle of each kind of RPC, as an OOM kill or a node drain
@@ -40,21 +39,9 @@ import org.junit.jupiter.api.Test;
 public class KillDuringRpcCheck {
 
     private static final String WRITE_BPS = "4Mi";
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
     private final List<String> outcomes = new ArrayList<>();
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
 
     @Test
     void everyCallKilledMidwayIsRetriedToTheSameEnd() throws Exception {

@@ -17,9 +17,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A delta of 102 400 changed chunks of a 10 GiB thin volume, streamed: every chunk arrives, in pages
@@ -29,20 +28,8 @@ import org.junit.jupiter.api.Test;
 public class LargeDeltaCheck {
 
     private static final int WRITE = 4096;
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
 
     private static long residentKib(long pid) throws IOException {
         return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream().filter(l -> l.startsWith("VmRSS:"))

@@ -1,14 +1,12 @@
 package io.lvmqos.e2e.guest;
 
 import static io.lvmqos.e2e.guest.Csi2.MIB;
-import static io.lvmqos.e2e.guest.Csi2.create;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import csi.v1.Csi;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
-import io.lvmqos.e2e.guest.GuestPods.QosClass;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The metrics endpoint while a limited volume is busy: the driver started with
@@ -38,9 +37,10 @@ public class MetricsCheck {
     private static final long WRITE_BPS = 4L << 20;
     private static final int FIO_SECONDS = 10;
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass("--metrics-address", ADDRESS);
+    private static PodVolume published;
     private static Csi.Volume volume;
-    private static Path staging;
     private static Path target;
     private static Pod pod;
     private static Path fioLog;
@@ -52,21 +52,11 @@ public class MetricsCheck {
 
     @BeforeAll
     static void writeThroughALimitedVolumeWhileScraping() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start("--metrics-address", ADDRESS);
-        volume = driver.client().controller().createVolume(create("metrics", 256 * MIB,
-                Map.of("writeBPS", "4Mi")).build()).getVolume();
-        Csi.VolumeCapability capability = Csi2.mount();
-        staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/metrics/globalmount");
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(capability).build());
-        pod = GuestPods.create(QosClass.BURSTABLE);
-        target = pod.volumePath("data");
-        driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(capability)
-                .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
+        published = PodVolume.publish(driver.client(), "metrics", 256 * MIB,
+                Map.of("writeBPS", "4Mi"));
+        volume = published.volume();
+        target = published.target();
+        pod = published.pod();
         // overwrite a laid-out file: extending writes would also count ext4's own metadata I/O
         GuestPods.layOut(target.resolve("data"), 32);
 
@@ -80,7 +70,7 @@ public class MetricsCheck {
                 "--ioengine=psync", "--time_based", "--runtime=" + FIO_SECONDS, "--write_bw_log=" + fioLog,
                 "--log_avg_msec=250", "--log_unix_epoch=1")))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        MetricsScrape.awaitWriting(ADDRESS, List.of(ofVolume("write")), Duration.ofSeconds(30));
+        MetricsScrape.awaitWriting(ADDRESS, List.of(published.labels("write")), Duration.ofSeconds(30));
         TimeUnit.SECONDS.sleep(1); // past blk-throttle's first slice
         during = MetricsScrape.of(ADDRESS, MetricsScrape.COUNTERS);
         TimeUnit.SECONDS.sleep(5);
@@ -96,31 +86,16 @@ public class MetricsCheck {
 
     @AfterAll
     static void cleanUp() throws Exception {
-        if (driver == null) {
-            return;
+        if (published != null) {
+            published.close();
         }
-        try {
-            if (volume != null) {
-                Csi2.unpublishUnstageDelete(driver.client(), volume.getVolumeId(), staging,
-                        target == null ? List.of() : List.of(target));
-            }
-            if (pod != null) {
-                GuestPods.remove(pod);
-            }
-        } finally {
-            driver.close();
-        }
-    }
-
-    private static Map<String, String> ofVolume(String direction) {
-        return Map.of("volume_id", volume.getVolumeId(), "pod_uid", pod.uid(), "direction", direction);
     }
 
     @Test
     void theConfiguredWriteLimitIsServedForTheVolumeInThePod() throws IOException {
         for (MetricsScrape scrape : List.of(before, busy, after)) {
-            assertEquals(WRITE_BPS, scrape.require("lvmqos_volume_io_limit_bytes_per_second", ofVolume("write")));
-            assertTrue(scrape.value("lvmqos_volume_io_limit_bytes_per_second", ofVolume("read")).isEmpty(),
+            assertEquals(WRITE_BPS, scrape.require("lvmqos_volume_io_limit_bytes_per_second", published.labels("write")));
+            assertTrue(scrape.value("lvmqos_volume_io_limit_bytes_per_second", published.labels("read")).isEmpty(),
                     "no gauge where there is no limit:\n" + scrape.text());
         }
         String device = deviceMountedAt(target);
@@ -132,14 +107,14 @@ public class MetricsCheck {
     @Test
     void thePodsCountersStartAtZeroWhateverElseWroteOnTheDevice() {
         // the file was laid out from outside the pod's cgroup: that I/O is not the pod's
-        assertEquals(0, before.require("lvmqos_volume_io_bytes_total", ofVolume("write")), before.text());
-        assertEquals(0, before.require("lvmqos_volume_io_operations_total", ofVolume("write")), before.text());
+        assertEquals(0, before.require("lvmqos_volume_io_bytes_total", published.labels("write")), before.text());
+        assertEquals(0, before.require("lvmqos_volume_io_operations_total", published.labels("write")), before.text());
     }
 
     @Test
     void theWrittenBytesRiseAtTheLimitWhileFioRuns() {
-        double bytes = later.require("lvmqos_volume_io_bytes_total", ofVolume("write"))
-                - during.require("lvmqos_volume_io_bytes_total", ofVolume("write"));
+        double bytes = later.require("lvmqos_volume_io_bytes_total", published.labels("write"))
+                - during.require("lvmqos_volume_io_bytes_total", published.labels("write"));
         double seconds = (later.atNanos() - during.atNanos()) / 1e9;
         double rate = bytes / seconds;
         String measured = String.format("%.0f bytes written in %.3f s between two scrapes (which took %.3f s and"
@@ -147,10 +122,10 @@ public class MetricsCheck {
                 during.tookNanos() / 1e9, later.tookNanos() / 1e9, rate / MIB, fioMiB(during.atMillis(), later.atMillis()));
         System.out.println("metrics: " + measured);
         assertTrue(Math.abs(rate - WRITE_BPS) <= 0.15 * WRITE_BPS, measured + ", expected 4 MiB/s within 15%");
-        assertTrue(later.require("lvmqos_volume_io_operations_total", ofVolume("write"))
-                > during.require("lvmqos_volume_io_operations_total", ofVolume("write")), "the write count rose");
-        assertTrue(after.require("lvmqos_volume_io_bytes_total", ofVolume("write"))
-                >= later.require("lvmqos_volume_io_bytes_total", ofVolume("write")), "a counter never falls");
+        assertTrue(later.require("lvmqos_volume_io_operations_total", published.labels("write"))
+                > during.require("lvmqos_volume_io_operations_total", published.labels("write")), "the write count rose");
+        assertTrue(after.require("lvmqos_volume_io_bytes_total", published.labels("write"))
+                >= later.require("lvmqos_volume_io_bytes_total", published.labels("write")), "a counter never falls");
     }
 
     @Test

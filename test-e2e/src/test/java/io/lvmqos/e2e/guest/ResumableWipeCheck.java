@@ -15,9 +15,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Deleting a linear volume whose zeroing takes longer than one call: each DeleteVolume zeroes what
@@ -29,20 +28,8 @@ public class ResumableWipeCheck {
 
     // about 20 s of zeroing at 16 MiB/s: three calls of 15 s, each keeping 5 s back for its answer
     private static final long SIZE = 320 * MIB;
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start("--wipe-bps", "16Mi");
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass("--wipe-bps", "16Mi");
 
     @Test
     void aWipeLongerThanOneCallGoesOnAcrossCallsAndARestart() throws Exception {

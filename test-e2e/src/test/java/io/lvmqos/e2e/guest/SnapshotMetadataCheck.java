@@ -23,10 +23,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SnapshotMetadata against the ground truth, in the guest: what a thin volume's writes and discards
@@ -35,29 +34,14 @@ import org.junit.jupiter.api.Test;
  */
 public class SnapshotMetadataCheck {
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
     private final List<String> volumes = new ArrayList<>();
     private final List<String> snapshots = new ArrayList<>();
 
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
-
     @AfterEach
     void deleteWhatTheTestMade() {
-        snapshots.forEach(id -> driver.client().controller().deleteSnapshot(
-                Csi.DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build()));
-        volumes.forEach(id -> driver.client().controller().deleteVolume(
-                Csi.DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+        Csi2.deleteAll(driver.client(), snapshots, volumes);
     }
 
     private Csi.Volume createVolume(String name, long bytes, Map<String, String> parameters) {

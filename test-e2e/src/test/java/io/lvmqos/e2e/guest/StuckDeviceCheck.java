@@ -18,9 +18,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 13: one call stuck in the kernel holds up no other call. A staged ext4 volume gets dirty
@@ -35,20 +34,8 @@ public class StuckDeviceCheck {
     /** Generous for one call in a loaded guest; a handler held up by the stuck call never answers. */
     private static final Duration CALL_DEADLINE = Duration.ofSeconds(60);
 
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
 
     @Test
     void aCallStuckInTheKernelHoldsUpNeitherProbeNorCallsOnOtherVolumes() throws Exception {

@@ -13,9 +13,8 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A pod can always be torn down: NodeUnpublishVolume and NodeUnstageVolume need nothing from LVM or
@@ -25,20 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 public class TeardownWithoutLvmCheck {
 
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
 
     @Test
     void unpublishAndUnstageWhileTheVolumeGroupIsLockedAfterARestart() throws Exception {

@@ -2,7 +2,6 @@ package io.lvmqos.server;
 
 import java.util.List;
 import java.util.Locale;
-import picocli.CommandLine;
 
 /**
  * The process's log levels, set from the command line before the first logger exists.
@@ -21,6 +20,16 @@ final class Logging {
     enum Level {
         ERROR, WARN, INFO, DEBUG, TRACE;
 
+        /** {@code error|warn|info|debug|trace}, in any case, as {@code --log-level} takes it. */
+        static Level parse(String value) {
+            try {
+                return valueOf(value.strip().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("'" + value + "' is not a log level: expected error, warn, info,"
+                        + " debug or trace", e);
+            }
+        }
+
         String simpleLoggerName() {
             return name().toLowerCase(Locale.ROOT);
         }
@@ -31,19 +40,6 @@ final class Logging {
 
         Level louderOf(Level other) {
             return compareTo(other) >= 0 ? this : other;
-        }
-    }
-
-    /** picocli: {@code error|warn|info|debug|trace}, in any case. */
-    static final class LevelConverter implements CommandLine.ITypeConverter<Level> {
-        @Override
-        public Level convert(String value) {
-            try {
-                return Level.valueOf(value.strip().toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException("'" + value + "' is not a log level: expected error,"
-                        + " warn, info, debug or trace");
-            }
         }
     }
 

@@ -8,7 +8,6 @@ import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** The levels the command line gives SLF4J's simple logger: the driver's follow --log-level, the transport's stay at info. */
 class LoggingTest {
@@ -69,9 +68,7 @@ class LoggingTest {
 
     @Test
     void theLevelFlagTakesAnyCaseAndRefusesOtherWords() {
-        Logging.LevelConverter converter = new Logging.LevelConverter();
-
-        assertEquals(Logging.Level.DEBUG, converter.convert("DeBug"));
-        assertThrows(CommandLine.TypeConversionException.class, () -> converter.convert("verbose"));
+        assertEquals(Logging.Level.DEBUG, Logging.Level.parse("DeBug"));
+        assertThrows(IllegalArgumentException.class, () -> Logging.Level.parse("verbose"));
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lvmqos.server.DriverSettings;
 import io.lvmqos.server.Main;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,19 +16,14 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
-/** The DaemonSet starts the driver with flags its own command line (picocli) defines. */
+/** The DaemonSet starts the driver with flags its own command line (io.lvmqos.server.Main) defines. */
 class PluginCommandLineTest {
 
     private final NodePod pod = NodePod.fromBase();
 
     private static Set<String> driverOptionNames() {
-        Set<String> names = new TreeSet<>();
-        for (CommandLine.Model.OptionSpec option : new CommandLine(new Main()).getCommandSpec().options()) {
-            names.addAll(List.of(option.names()));
-        }
-        return names;
+        return new TreeSet<>(Main.optionNames());
     }
 
     /** The plugin's args as kubelet would pass them, with $(VAR) filled from plausible values. */
@@ -53,11 +49,8 @@ class PluginCommandLineTest {
 
     @Test
     void pluginArgumentsParse() {
-        CommandLine.ParseResult result = assertDoesNotThrow(
-                () -> new CommandLine(new Main()).parseArgs(expandedArgs().toArray(String[]::new)));
-        assertTrue(result.unmatched().isEmpty(), "unmatched: " + result.unmatched());
-        assertTrue(result.hasMatchedOption("--node-id"), "--node-id is required");
-        assertEquals("node-1.example.org", result.matchedOptionValue("--node-id", ""));
+        DriverSettings settings = assertDoesNotThrow(() -> Main.settings(expandedArgs().toArray(String[]::new)));
+        assertEquals("node-1.example.org", settings.nodeId());
     }
 
     @Test

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Collectors;
 
 /**
  * A strict parser for long options, {@code --name value} or {@code --name=value}, plus {@code -h}/{@code --help}
@@ -164,10 +163,7 @@ final class CommandLineParser {
 
     /** The text {@code --help} prints: what the command does, then each option with its description. */
     String help() {
-        StringBuilder text = new StringBuilder("Usage: ").append(command).append(' ')
-                .append(options.values().stream().map(o -> "[" + o.synopsis() + "]")
-                        .collect(Collectors.joining(" ")))
-                .append(" [--help] [--version]\n");
+        StringBuilder text = new StringBuilder("Usage: ").append(command).append(" [OPTION]...\n");
         wrap(text, summary, "");
         text.append('\n');
         for (Option option : options.values()) {

@@ -99,6 +99,7 @@ class MainCommandLineTest {
         }
         assertTrue(help.contains("(default: unix:///csi/csi.sock)"), help);
         assertTrue(help.contains("(default: 30)"), help);
+        assertTrue(help.lines().allMatch(line -> line.length() <= 100), help);
         assertEquals(12, Main.optionNames().size(), Main.optionNames().toString());
     }
 }

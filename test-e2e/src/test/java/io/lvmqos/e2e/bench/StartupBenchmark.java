@@ -46,7 +46,12 @@ class StartupBenchmark {
         report.append(measure(List.of(), "JVM defaults", RUNS));
         report.append(measure(shipped, "deploy/jvm.options", RUNS));
         report.append(measure(withCds, "deploy/jvm.options + CDS archive", RUNS));
-        report.append(measure(withAotCache(shipped, "shipped"), "deploy/jvm.options + AOT cache", RUNS));
+        List<String> withAot = withAotCache(shipped, "shipped");
+        report.append(measure(withAot, "deploy/jvm.options + AOT cache", RUNS));
+        // glibc gives each thread that mallocs an arena of its own; one arena trades lock contention, which an
+        // idle plugin with a handful of RPC threads hardly has, for the arenas' untouched-but-resident pages
+        report.append(measure(List.of("env", "MALLOC_ARENA_MAX=1"), withAot,
+                "deploy/jvm.options + AOT cache + MALLOC_ARENA_MAX=1", RUNS));
         for (List<String> group : MEMORY_FLAGS) {
             List<String> without = shipped.stream().filter(f -> group.stream().noneMatch(f::startsWith)).toList();
             if (without.size() == shipped.size()) {
@@ -96,12 +101,17 @@ class StartupBenchmark {
     }
 
     private String measure(List<String> flags, String label, int runs) throws Exception {
+        return measure(List.of(), flags, label, runs);
+    }
+
+    /** With a command prefix such as {@code env NAME=value}, which execs java and so keeps the measured pid. */
+    private String measure(List<String> prefix, List<String> flags, String label, int runs) throws Exception {
         double[] startMillis = new double[runs];
         double[] rssMiB = new double[runs];
         for (int run = 0; run < runs; run++) {
             Path socket = dir.resolve("bench-" + run + ".sock");
             long started = System.nanoTime();
-            try (DriverProcess driver = DriverProcess.start(socket, dir.resolve("bench.log"), flags,
+            try (DriverProcess driver = DriverProcess.start(prefix, socket, dir.resolve("bench.log"), flags,
                     "--node-id", "bench", "--volume-group", "lvmqos-bench-absent")) {
                 probeUntilAnswered(socket);
                 startMillis[run] = (System.nanoTime() - started) / 1e6;

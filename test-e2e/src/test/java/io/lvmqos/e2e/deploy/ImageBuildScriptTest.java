@@ -62,6 +62,11 @@ class ImageBuildScriptTest {
         String env = String.join(" ", runtime.all("ENV").stream().map(DockerfileText.Instruction::arguments).toList());
         assertTrue(env.contains("JAVA_HOME=" + assignment("java_home")), env);
         assertTrue(env.contains("PATH=" + assignment("path")), env);
+        assertTrue(env.contains("MALLOC_ARENA_MAX=" + assignment("malloc_arena_max")), env);
+        assertTrue(script.contains("--config.env MALLOC_ARENA_MAX=$malloc_arena_max"),
+                "the image's config carries the Dockerfile's MALLOC_ARENA_MAX");
+        assertTrue(script.contains("MALLOC_ARENA_MAX=$malloc_arena_max \\\n"),
+                "the training run has the entrypoint's environment");
     }
 
     @Test

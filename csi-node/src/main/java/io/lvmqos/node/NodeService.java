@@ -276,8 +276,11 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         pruneStale(pod.get(), mountTable::snapshot);
     }
 
-    /** A stale line is a risk for later, not for this call: its removal failing is logged, not answered. */
-    /** @param table a read of the mount table made after the last change to the pod's mounts */
+    /**
+     * A stale line is a risk for later, not for this call: its removal failing is logged, not answered.
+     *
+     * @param table a read of the mount table made after the last change to the pod's mounts
+     */
     private void pruneStale(String podUid, Supplier<MountTable.Snapshot> table) {
         try {
             podLimits.pruneStale(podUid, table.get());

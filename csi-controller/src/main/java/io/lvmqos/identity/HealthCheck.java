@@ -75,7 +75,15 @@ public final class HealthCheck implements AutoCloseable {
     }
 
     public void start(Duration period) {
-        scheduler.scheduleWithFixedDelay(this::check, 0, period.toMillis(), TimeUnit.MILLISECONDS);
+        start(Duration.ZERO, period);
+    }
+
+    /**
+     * Checks every {@code period}, the first time after {@code firstAfter}: the driver runs its
+     * first check itself at start-up, before the start-up index, rather than beside it.
+     */
+    public void start(Duration firstAfter, Duration period) {
+        scheduler.scheduleWithFixedDelay(this::check, firstAfter.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /**

@@ -148,4 +148,25 @@ class HealthCheckTest {
 
         assertTrue(health.check().ready(), "lvm answered, with an error: the last verdict stands");
     }
+
+    @Test
+    void startedWithADelayItChecksOnItsOwnThreadOnceTheDelayIsOver() throws InterruptedException {
+        answer.set(Optional.empty());
+        CountDownLatch checked = new CountDownLatch(1);
+        HealthCheck delayed = new HealthCheck(name -> {
+            checked.countDown();
+            return answer.get();
+        }, List.of("vg0"), BOUND, now::get);
+        try {
+            delayed.start(Duration.ofMillis(50), Duration.ofHours(1));
+            assertTrue(checked.await(30, TimeUnit.SECONDS), "the first scheduled check ran");
+            for (int i = 0; i < 3000 && delayed.verdict().ready(); i++) {
+                Thread.sleep(10); // the verdict is set just after the lookup returns
+            }
+            assertFalse(delayed.verdict().ready(), "the scheduled check found the group missing");
+            assertTrue(delayed.verdict().reason().orElseThrow().contains("[vg0] not found"));
+        } finally {
+            delayed.close();
+        }
+    }
 }

@@ -108,8 +108,9 @@ final class LvmReports {
         List<VolumeGroupReport> reports = new ArrayList<>();
         for (String name : volumeGroups) {
             try {
-                lvm.volumeGroup(name).ifPresent(group -> reports.add(new VolumeGroupReport(group,
-                        lvm.logicalVolumes(name).stream().filter(LogicalVolume::isThinPool).toList())));
+                // one lvs with the group's fields, not vgs and lvs: each reads all the VG's metadata
+                lvm.contents(name).ifPresent(contents -> reports.add(new VolumeGroupReport(contents.group(),
+                        contents.volumes().stream().filter(LogicalVolume::isThinPool).toList())));
             } catch (RuntimeException e) {
                 log.warn("metrics: cannot report volume group {}: {}", name, e.getMessage());
             }

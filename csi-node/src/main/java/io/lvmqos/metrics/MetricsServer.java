@@ -10,6 +10,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,13 +28,16 @@ public final class MetricsServer implements AutoCloseable {
     private static final Path DEV = Path.of("/dev");
 
     private final HTTPServer http;
+    private final Optional<LvmReports> reports;
 
-    private MetricsServer(HTTPServer http) {
+    private MetricsServer(HTTPServer http, Optional<LvmReports> reports) {
         this.http = http;
+        this.reports = reports;
     }
 
     /**
-     * Starts serving and starts the first LVM report, so that the first scrape usually has it.
+     * Starts serving. The first LVM report is left to {@link #startLvmReport()}, so that at start it
+     * does not run lvm at the same time as the catalog's index and slow the first Probe down.
      *
      * @param kubeletDir the kubelet directory's real path, as the mount table spells it
      * @throws IOException when the address cannot be bound (in use, or not an address of this host)
@@ -48,21 +52,31 @@ public final class MetricsServer implements AutoCloseable {
         registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles(), conditions::abnormal));
         LvmReports reports = LvmReports.of(lvm, catalog.volumeGroups());
         registry.register(new LvmCollector(reports));
-        MetricsServer server = serve(address, registry);
-        reports.refreshIfDue();
+        MetricsServer server = new MetricsServer(listen(address, registry), Optional.of(reports));
         log.info("serving metrics on http://{}:{}/metrics", address.getAddress().getHostAddress(), server.port());
         return server;
     }
 
     /** Serves a registry; scrapes run on virtual threads, as the RPCs do. */
     static MetricsServer serve(InetSocketAddress address, PrometheusRegistry registry) throws IOException {
-        HTTPServer http = HTTPServer.builder()
+        return new MetricsServer(listen(address, registry), Optional.empty());
+    }
+
+    private static HTTPServer listen(InetSocketAddress address, PrometheusRegistry registry) throws IOException {
+        return HTTPServer.builder()
                 .inetAddress(address.getAddress())
                 .port(address.getPort())
                 .registry(registry)
                 .executorService(Executors.newVirtualThreadPerTaskExecutor())
                 .buildAndStart();
-        return new MetricsServer(http);
+    }
+
+    /**
+     * Starts the first LVM report in the background unless a scrape already has, so that the
+     * first scrape usually finds one; called once the start-up index is built.
+     */
+    public void startLvmReport() {
+        reports.ifPresent(LvmReports::refreshIfDue);
     }
 
     /** The port listened on (the one asked for, or the one picked for port 0). */

@@ -61,6 +61,7 @@ final class VolumeCollector implements MultiCollector {
 
     @Override
     public MetricSnapshots collect() {
+        long started = System.nanoTime();
         List<PodVolume> volumes;
         try {
             volumes = published.list();
@@ -68,6 +69,7 @@ final class VolumeCollector implements MultiCollector {
             log.warn("metrics: cannot list published volumes: {}", e.getMessage());
             return new MetricSnapshots();
         }
+        long listed = System.nanoTime();
         var limitBytes = GaugeSnapshot.builder().name(LIMIT_BYTES)
                 .help("Bytes per second the volume's pod may read or write on it (io.max rbps/wbps); absent when unlimited");
         var limitOps = GaugeSnapshot.builder().name(LIMIT_OPS)
@@ -123,6 +125,10 @@ final class VolumeCollector implements MultiCollector {
                 warnOnce("metrics: no I/O pressure of pod " + pod + ": " + e);
             }
         });
+        // the parts of a scrape's own cost, for profiling it on a large node
+        log.debug("metrics: {} volumes in {} pods: {} ms for the mount table and the dm names, {} ms for the pods'"
+                + " cgroup files", volumes.size(), podCgroups.size(), (listed - started) / 1_000_000,
+                (System.nanoTime() - listed) / 1_000_000);
         return nonEmpty(limitBytes.build(), limitOps.build(), ioBytes.build(), ioOps.build(), waiting.build(),
                 stalled.build(), conditions.build());
     }

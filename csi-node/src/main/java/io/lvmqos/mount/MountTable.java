@@ -87,6 +87,35 @@ public final class MountTable {
      * lines but never misses one.
      */
     public List<MountEntry> selected(List<Path> mountPoints, Optional<DeviceNumber> device, boolean deviceNodes) {
+        return selected(text(), mountPoints, device, deviceNodes);
+    }
+
+    /** One read of the table, so that several questions about the same moment cost one read. */
+    public Snapshot snapshot() {
+        return new Snapshot(text());
+    }
+
+    /** The table's text as read once; {@link #selected} and {@link #mentioning} on it parse only what they pick. */
+    public static final class Snapshot {
+        private final String text;
+
+        private Snapshot(String text) {
+            this.text = text;
+        }
+
+        /** As {@link MountTable#selected}, in this read. */
+        public List<MountEntry> selected(List<Path> mountPoints, Optional<DeviceNumber> device, boolean deviceNodes) {
+            return MountTable.selected(text, mountPoints, device, deviceNodes);
+        }
+
+        /** As {@link MountTable#mentioning}, in this read. */
+        public List<MountEntry> mentioning(String wanted) {
+            return MountTable.mentioning(text, wanted);
+        }
+    }
+
+    private static List<MountEntry> selected(String table, List<Path> mountPoints, Optional<DeviceNumber> device,
+                                             boolean deviceNodes) {
         List<Path> points = mountPoints.stream().map(p -> p.toAbsolutePath().normalize()).toList();
         List<String> escapedPoints = points.stream().map(p -> " " + escape(p.toString()) + " ").toList();
         String deviceField = device.map(d -> " " + d + " ").orElse(null);
@@ -98,7 +127,7 @@ public final class MountTable {
             needles.add(" - devtmpfs ");
         }
         List<MountEntry> entries = new ArrayList<>();
-        for (String line : linesContaining(text(), needles)) {
+        for (String line : linesContaining(table, needles)) {
             MountEntry entry = parseKnownLine(line);
             if (points.contains(entry.mountPoint())
                     || device.map(entry.device()::equals).orElse(false)
@@ -114,8 +143,12 @@ public final class MountTable {
      * escapes are parsed and searched decoded. The rest of the table is not parsed.
      */
     public List<MountEntry> mentioning(String text) {
+        return mentioning(text(), text);
+    }
+
+    private static List<MountEntry> mentioning(String table, String text) {
         List<MountEntry> entries = new ArrayList<>();
-        for (String line : linesContaining(text(), List.of(text))) {
+        for (String line : linesContaining(table, List.of(text))) {
             if (line.indexOf('\\') < 0) {
                 entries.add(parseKnownLine(line));
             } else {

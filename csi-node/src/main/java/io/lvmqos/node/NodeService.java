@@ -32,6 +32,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -272,13 +273,17 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return;
         }
         podLimits.apply(pod.get(), number, limits);
-        pruneStale(pod.get());
+        pruneStale(pod.get(), mountTable::snapshot);
     }
 
-    /** A stale line is a risk for later, not for this call: its removal failing is logged, not answered. */
-    private void pruneStale(String podUid) {
+    /**
+     * A stale line is a risk for later, not for this call: its removal failing is logged, not answered.
+     *
+     * @param table a read of the mount table made after the last change to the pod's mounts
+     */
+    private void pruneStale(String podUid, Supplier<MountTable.Snapshot> table) {
         try {
-            podLimits.pruneStale(podUid);
+            podLimits.pruneStale(podUid, table.get());
         } catch (DriverException.Unavailable noCgroups) {
             log.debug("no stale limit lines to look for in pod {}: {}", podUid, noCgroups.getMessage());
         } catch (RuntimeException e) {
@@ -326,11 +331,16 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     published.map(p -> OptionalInt.of(p.mountId())).orElse(OptionalInt.empty()));
             paths.remove(target);
             Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
-            if (pod.isPresent() && published.isPresent()
-                    && !podLimits.podsUsing(published.get().device(), published.get().nodeRoot()).contains(pod.get())) {
-                podLimits.lift(pod.get(), published.get().device());
+            if (pod.isPresent()) {
+                // one read of the table after the unmount answers both: whether the pod still uses
+                // the device elsewhere, and which of its limit lines no publish accounts for
+                MountTable.Snapshot after = mountTable.snapshot();
+                if (published.isPresent() && !podLimits.podsUsing(after, published.get().device(),
+                        published.get().nodeRoot()).contains(pod.get())) {
+                    podLimits.lift(pod.get(), published.get().device());
+                }
+                pruneStale(pod.get(), () -> after);
             }
-            pod.ifPresent(this::pruneStale);
         }
         reply.onNext(Csi.NodeUnpublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();

@@ -67,11 +67,16 @@ public final class PodLimits implements PodLimitsApplier {
      * pod is given, with the old volume's limits.
      */
     public void pruneStale(String podUid) {
+        pruneStale(podUid, mountTable.snapshot());
+    }
+
+    /** As {@link #pruneStale(String)}, with what is published read from a mount table read made after the last change. */
+    public void pruneStale(String podUid, MountTable.Snapshot table) {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
         if (cgroup.isEmpty()) {
             return;
         }
-        Set<DeviceNumber> published = publishedDevices(podUid);
+        Set<DeviceNumber> published = publishedDevices(table, podUid);
         for (DeviceNumber device : writer.limitedDevices(cgroup.get())) {
             if (!published.contains(device) && isOurVolume.test(device)) {
                 log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
@@ -82,10 +87,10 @@ public final class PodLimits implements PodLimitsApplier {
     }
 
     /** The devices of the volumes published into the pod, filesystems and raw block devices alike. */
-    Set<DeviceNumber> publishedDevices(String podUid) {
+    private Set<DeviceNumber> publishedDevices(MountTable.Snapshot table, String podUid) {
         Set<DeviceNumber> devices = new LinkedHashSet<>();
         // only the lines that name the pod are parsed: a node's other pods cost a substring search
-        for (MountEntry entry : mountTable.mentioning(podUid)) {
+        for (MountEntry entry : table.mentioning(podUid)) {
             if (!entry.mountPoint().startsWith(kubeletDir)
                     || !PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).map(podUid::equals).orElse(false)) {
                 continue;
@@ -160,8 +165,14 @@ public final class PodLimits implements PodLimitsApplier {
 
     /** The pods with a publish mount of this filesystem device (or of this block device node). */
     public Set<String> podsUsing(DeviceNumber device, Optional<String> deviceNodeRoot) {
+        return podsUsing(mountTable.snapshot(), device, deviceNodeRoot);
+    }
+
+    /** As {@link #podsUsing(DeviceNumber, Optional)}, in a mount table read already made. */
+    public Set<String> podsUsing(MountTable.Snapshot table, DeviceNumber device, Optional<String> deviceNodeRoot) {
         Set<String> pods = new LinkedHashSet<>();
-        for (MountEntry entry : publishMounts(device, deviceNodeRoot)) {
+        for (MountEntry entry : publishMounts(table.selected(List.of(), Optional.of(device),
+                deviceNodeRoot.isPresent()), device, deviceNodeRoot)) {
             PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).ifPresent(pods::add);
         }
         return pods;

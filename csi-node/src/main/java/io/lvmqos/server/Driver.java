@@ -104,9 +104,16 @@ public final class Driver {
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
         AutoCloseable watcher = settings.watchKubernetes() ? watchKubernetes(settings, qos) : () -> { };
-        // the first health check also warms the volume index; both run after the socket is open
+        // After the socket, and one lvm at a time: Probe answers ready from the start (the health
+        // check's verdict starts ready), so nothing here stands before it, but with hundreds of LVs
+        // each vgs/lvs takes seconds of a small node's CPU, and the health check, the catalog's
+        // index and the metrics' first report used to run at once, slowing the first answers.
+        // The health check first (a missing VG turns Probe not ready at once; a held lock does by
+        // its own bound while this thread waits), then the cgroup v1 limits, which must reach
+        // containers made since the last run, then the index, and the metrics' report last.
         Thread.ofPlatform().daemon().name("startup").start(() -> {
-            health.start(HEALTH_PERIOD);
+            health.check();
+            health.start(HEALTH_PERIOD, HEALTH_PERIOD);
             try {
                 podLimits.resume();
             } catch (RuntimeException e) {
@@ -129,6 +136,7 @@ public final class Driver {
             } catch (RuntimeException e) {
                 log.warn("could not release thin pools' metadata snapshots left held: {}", e.getMessage());
             }
+            metrics.ifPresent(MetricsServer::startLvmReport);
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping: finishing calls in progress (at most {} s, then lvm commands still running get "

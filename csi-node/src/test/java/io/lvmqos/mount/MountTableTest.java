@@ -150,6 +150,16 @@ class MountTableTest {
     }
 
     @Test
+    void aSnapshotAnswersFromTheTableAsReadEvenAfterTheFileChanges(@TempDir Path dir) throws IOException {
+        MountTable table = table(dir, "mountinfo-kubelet.txt");
+        MountTable.Snapshot snapshot = table.snapshot();
+        Files.writeString(dir.resolve("mountinfo"), "");
+        assertTrue(table.mentioning("7c1d6e0a-2b2f-4d8a-9c55-1f0e2b9a7d31").isEmpty(), "the table itself reads afresh");
+        assertEquals(List.of(311), ids(snapshot.mentioning("7c1d6e0a-2b2f-4d8a-9c55-1f0e2b9a7d31")));
+        assertEquals(List.of(310, 311), ids(snapshot.selected(List.of(), Optional.of(new DeviceNumber(253, 4)), false)));
+    }
+
+    @Test
     void linesContainingPicksEachLineOnceInTableOrderWithEveryEscapedOne() {
         String table = "1 0 0:1 / / rw - rootfs a rw\n2 1 8:1 / /a rw - ext4 a rw\n3 1 8:2 / /b\\040c rw - ext4 b rw\n"
                 + "4 1 8:1 / /d rw - ext4 a rw";

@@ -134,6 +134,19 @@ public class NodeCheck {
                         pod.cgroup().resolve("blkio.throttle.read_iops_device").toString());
     }
 
+    /**
+     * For a limit whose exact value the test has read back from the pod's cgroup: the rate must
+     * not pass it by more than 10 %, and may fall short of it by up to 25 %. At 8 MiB/s the guest's
+     * one CPU, shared with the host's other work, has been measured delivering 86 % of the limit
+     * in a loaded CI run; a limit wrongly left at the old value would still show as 50 %.
+     */
+    private static void assertHeldAtTheLineWritten(double expected, double measured, String what) {
+        System.out.printf("node %s: %s: measured %.1f, limit %.0f (%.1f%%)%n", GuestEnv.cgroupMode(), what, measured,
+                expected, 100 * measured / expected);
+        assertTrue(measured <= 1.10 * expected && measured >= 0.75 * expected,
+                what + ": measured " + measured + ", limit " + expected + " (" + Math.round(100 * measured / expected) + "%)");
+    }
+
     private static void assertWithin10Percent(double expected, double measured, String what) {
         System.out.printf("node %s: %s: measured %.1f, limit %.0f (%.1f%%)%n", GuestEnv.cgroupMode(), what, measured,
                 expected, 100 * measured / expected);
@@ -227,8 +240,9 @@ public class NodeCheck {
         Published volume = publishedVolume("per-gib", 128 * MIB, Map.of("bpsPerGiB", "32Mi"), QosClass.BURSTABLE, "ext4");
         Path file = volume.target().resolve("data");
         GuestPods.layOut(file, 32);
+        assertTrue(limitsFile(volume.pod()).contains(Long.toString(4 * MIB)), limitsFile(volume.pod()));
         Rate before = GuestPods.fio(volume.pod(), "write", GuestPods.sequential("write", file, "32M", true));
-        assertWithin10Percent(4 * MIB, before.bytesPerSecond(), "32Mi per GiB at 128 MiB");
+        assertHeldAtTheLineWritten(4 * MIB, before.bytesPerSecond(), "32Mi per GiB at 128 MiB");
 
         Csi.NodeExpandVolumeResponse expanded = driver.client().node().nodeExpandVolume(Csi.NodeExpandVolumeRequest
                 .newBuilder().setVolumeId(volume.volume().getVolumeId()).setVolumePath(volume.target().toString())
@@ -238,8 +252,10 @@ public class NodeCheck {
         long fsBytes = Long.parseLong(ok("df", "-B1", "--output=size", volume.target().toString()).lines()
                 .skip(1).findFirst().orElseThrow().strip());
         assertTrue(fsBytes > 200 * MIB, "the filesystem grew online: " + fsBytes);
+        String raised = limitsFile(volume.pod());
+        assertTrue(raised.contains(Long.toString(8 * MIB)) && !raised.contains(Long.toString(4 * MIB)), raised);
         Rate after = GuestPods.fio(volume.pod(), "write", GuestPods.sequential("write", file, "32M", true));
-        assertWithin10Percent(8 * MIB, after.bytesPerSecond(), "32Mi per GiB at 256 MiB");
+        assertHeldAtTheLineWritten(8 * MIB, after.bytesPerSecond(), "32Mi per GiB at 256 MiB");
     }
 
     @Test

@@ -64,13 +64,9 @@ public final class PodLimits implements PodLimitsApplier {
      * not published into the pod now. Such a line is left when a lift was cut short, or was
      * never possible (an unpublish of a volume already deleted); device-mapper hands the lowest
      * free minor to the next LV activated, so the line could later throttle another volume the
-     * pod is given, with the old volume's limits.
+     * pod is given, with the old volume's limits. What is published is read from {@code table},
+     * a read of the mount table made after the last change to the pod's mounts.
      */
-    public void pruneStale(String podUid) {
-        pruneStale(podUid, mountTable.snapshot());
-    }
-
-    /** As {@link #pruneStale(String)}, with what is published read from a mount table read made after the last change. */
     public void pruneStale(String podUid, MountTable.Snapshot table) {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
         if (cgroup.isEmpty()) {

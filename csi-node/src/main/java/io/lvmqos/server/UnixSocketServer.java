@@ -11,6 +11,8 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -20,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -128,10 +131,10 @@ public final class UnixSocketServer implements AutoCloseable {
      * root can enter, with a short name: the bind happens at its length, not the socket's.
      */
     private static Path stagingDirectory(Path socket) throws IOException {
-        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; ; attempt++) {
             Path staging = socket.resolveSibling(String.format(".bind%04x", random.nextInt(0x10000)));
-            int bytes = staging.resolve("s").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            int bytes = staging.resolve("s").toString().getBytes(StandardCharsets.UTF_8).length;
             if (bytes > MAX_SOCKET_PATH_BYTES) {
                 throw new IOException("the socket's directory " + socket.getParent() + " is too long to bind a"
                         + " unix socket in: binding needs " + bytes + " bytes of the " + MAX_SOCKET_PATH_BYTES
@@ -140,7 +143,7 @@ public final class UnixSocketServer implements AutoCloseable {
             try {
                 return Files.createDirectory(staging,
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } catch (java.nio.file.FileAlreadyExistsException e) {
+            } catch (FileAlreadyExistsException e) {
                 if (attempt == 16) {
                     throw e;
                 }

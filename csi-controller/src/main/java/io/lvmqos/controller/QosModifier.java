@@ -44,14 +44,18 @@ public final class QosModifier {
                     .filter(v -> v.id().kind() == VolumeId.Kind.VOLUME)
                     .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
             QosSpec updated = volume.qos().changedBy(change);
-            if (!updated.equals(volume.qos())) {
+            ManagedVolume modified = volume;
+            if (updated.equals(volume.qos())) {
+                // the lvs just read is the truth: no second one (each reads the whole VG's metadata)
+                catalog.put(volume);
+            } else {
                 List<String> before = Lvm.tags(VolumeTags.qosTags(volume.qos()));
                 List<String> after = Lvm.tags(VolumeTags.qosTags(updated));
                 lvm.replaceTags(id.volumeGroup(), id.lvName(), before.stream().filter(t -> !after.contains(t)).toList(),
                         after.stream().filter(t -> !before.contains(t)).toList());
+                modified = catalog.refresh(id).orElseThrow(() -> DriverException.notFound(
+                        "volume " + id + " vanished while its limits were changed"));
             }
-            ManagedVolume modified = catalog.refresh(id).orElseThrow(() -> DriverException.notFound(
-                    "volume " + id + " vanished while its limits were changed"));
             pods.applyToPodsUsing(modified);
             return modified;
         }

@@ -9,6 +9,8 @@ import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroup;
 import io.lvmqos.lvm.VolumeGroupContents;
+import io.lvmqos.volume.Guarantee;
+import io.lvmqos.volume.GuaranteePolicy;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
@@ -44,9 +46,11 @@ public final class VolumeProvisioner {
     private final KeyedLocks locks;
     private final DeviceUsers users;
     private final PodLimitsApplier pods;
+    private final GuaranteePolicy guarantees;
 
     public VolumeProvisioner(Lvm lvm, ResumableWipe wipe, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
-                             PodLimitsApplier pods) {
+                             PodLimitsApplier pods, GuaranteePolicy guarantees) {
+        this.guarantees = guarantees;
         this.lvm = lvm;
         this.wipe = wipe;
         this.catalog = catalog;
@@ -76,7 +80,10 @@ public final class VolumeProvisioner {
     public ManagedVolume createVolume(VolumeRequest request) {
         String vg = volumeGroupFor(request.parameters());
         String lvName = LvmNames.volumeLvName(request.csiName());
-        try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName)) {
+        Guarantee guarantee = request.parameters().qos().guarantee();
+        // a floor is admitted against the group's other floors: two creates must not both take the last of it
+        try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName);
+             KeyedLocks.Held admission = guarantee.hasFloor() ? locks.lock(admissionKey(vg)) : null) {
             VolumeGroupContents contents = lvm.contents(vg).orElseThrow(() -> DriverException.failedPrecondition(
                     "volume group " + vg + " not found on node " + catalog.node()));
             Optional<LogicalVolume> existing = contents.find(lvName);
@@ -85,6 +92,8 @@ public final class VolumeProvisioner {
             }
             VolumeGroup group = contents.group();
             long size = request.capacity().sizeFor(group.extentSizeBytes());
+            guarantee.requireConsistent(request.parameters().qos().forSize(size));
+            guarantees.admit(vg, guarantee, GuaranteePolicy.guaranteesOf(catalog.node(), contents.volumes(), lvName));
             Map<String, String> tags = new LinkedHashMap<>();
             tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
             tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
@@ -120,6 +129,12 @@ public final class VolumeProvisioner {
             }
             return reread(vg, lvName);
         }
+    }
+
+    /** The key of the lock that admissions of floors in a volume group take, after the volume's own. */
+    static String admissionKey(String volumeGroup) {
+        // a slash-free key of its own: no LV path ("vg/lv") can equal it
+        return "floors of " + volumeGroup;
     }
 
     /** An LV of this name exists: a retry of the same request, or a different request reusing the name. */

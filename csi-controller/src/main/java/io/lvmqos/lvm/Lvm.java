@@ -129,6 +129,22 @@ public final class Lvm {
         return LvmReport.thinDevices(result.stdout());
     }
 
+    /**
+     * The devices of the group's physical volumes, as lvm names them ({@code /dev/vda}); empty
+     * when the group does not exist.
+     */
+    public List<Path> physicalVolumes(String volumeGroup) {
+        CommandResult result = run(volumeGroup, command(REPORT_TIMEOUT, "vgs", "--reportformat", "json", "-o",
+                "pv_name", "--", volumeGroup));
+        if (LvmFailure.VOLUME_GROUP_NOT_FOUND.isWhy(result)) {
+            return List.of();
+        }
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
+        return LvmReport.physicalVolumes(result.stdout());
+    }
+
     /** A linear LV; new LVs have any old signature wiped so no stale filesystem is ever mounted. */
     public void createLinear(String volumeGroup, String name, long sizeBytes, List<String> tags) {
         List<String> args = new ArrayList<>(List.of("lvcreate", "--yes", "--wipesignatures", "y", "--zero", "y",

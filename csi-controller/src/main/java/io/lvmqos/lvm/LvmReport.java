@@ -59,6 +59,12 @@ final class LvmReport {
         return volumes;
     }
 
+    /** The PV devices of a {@code vgs -o pv_name} report, one row per PV. */
+    static List<Path> physicalVolumes(String json) {
+        return rows(json, "vg").stream().map(row -> row.text("pv_name")).filter(name -> !name.isEmpty())
+                .map(Path::of).distinct().toList();
+    }
+
     /** Thin LVs of a report made with {@link #THIN_FIELDS}, each with its pool's chunk size. */
     static List<ThinDevice> thinDevices(String json) {
         List<Row> rows = rows(json, "lv");

@@ -1,16 +1,19 @@
 package io.lvmqos.volume;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * A change of a volume's limits, as a VolumeAttributesClass (ControllerModifyVolume's mutable
  * parameters) asks for it, per direction: empty leaves that limit as it is (the class does not
  * name it), {@link Limit#UNLIMITED} lifts it (the class says {@value QosParameters#NO_LIMIT}),
- * anything else replaces it.
+ * anything else replaces it. {@code guarantee} names the {@link Guarantee} fields the class sets (a
+ * value) or removes (empty, the class says {@value QosParameters#NO_GUARANTEE}).
  */
 public record QosChange(Optional<Limit> readBps, Optional<Limit> writeBps, Optional<Limit> readIops,
-                        Optional<Limit> writeIops) {
+                        Optional<Limit> writeIops, Map<String, OptionalLong> guarantee) {
 
     public static final QosChange NOTHING =
             new QosChange(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
@@ -20,5 +23,12 @@ public record QosChange(Optional<Limit> readBps, Optional<Limit> writeBps, Optio
         Objects.requireNonNull(writeBps);
         Objects.requireNonNull(readIops);
         Objects.requireNonNull(writeIops);
+        guarantee = Map.copyOf(guarantee);
+    }
+
+    /** A change of caps only. */
+    public QosChange(Optional<Limit> readBps, Optional<Limit> writeBps, Optional<Limit> readIops,
+                     Optional<Limit> writeIops) {
+        this(readBps, writeBps, readIops, writeIops, Map.of());
     }
 }

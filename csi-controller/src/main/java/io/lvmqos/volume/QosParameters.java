@@ -3,9 +3,12 @@ package io.lvmqos.volume;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.stream.Stream;
 
 /**
  * The StorageClass keys that set I/O limits, validated; the one place their text is read.
@@ -26,11 +29,34 @@ public final class QosParameters {
     public static final String IOPS_PER_GIB = "iopsPerGiB";
     public static final String BPS_PER_GIB = "bpsPerGiB";
 
+    public static final String IO_WEIGHT = "ioWeight";
+    public static final String IOPS_FLOOR = "iopsFloor";
+    public static final String READ_IOPS_FLOOR = "readIOPSFloor";
+    public static final String WRITE_IOPS_FLOOR = "writeIOPSFloor";
+    public static final String BPS_FLOOR = "bpsFloor";
+    public static final String READ_BPS_FLOOR = "readBPSFloor";
+    public static final String WRITE_BPS_FLOOR = "writeBPSFloor";
+
     /** The value that means "no limit", as io.max writes it. */
     public static final String NO_LIMIT = "max";
+    /** The value that takes a weight or a floor away. */
+    public static final String NO_GUARANTEE = "none";
 
-    public static final List<String> KEYS =
+    public static final List<String> CAP_KEYS =
             List.of(IOPS, BPS, READ_IOPS, WRITE_IOPS, READ_BPS, WRITE_BPS, IOPS_PER_GIB, BPS_PER_GIB);
+    public static final List<String> GUARANTEE_KEYS =
+            List.of(IO_WEIGHT, IOPS_FLOOR, READ_IOPS_FLOOR, WRITE_IOPS_FLOOR, BPS_FLOOR, READ_BPS_FLOOR, WRITE_BPS_FLOOR);
+    public static final List<String> KEYS = Stream.concat(CAP_KEYS.stream(), GUARANTEE_KEYS.stream()).toList();
+
+    /** Guarantee key to the {@link Guarantee} field it sets. */
+    private static final Map<String, String> GUARANTEE_FIELDS = Map.of(
+            IO_WEIGHT, Guarantee.WEIGHT_FIELD,
+            IOPS_FLOOR, Guarantee.IOPS_FLOOR_FIELD,
+            READ_IOPS_FLOOR, Guarantee.READ_IOPS_FLOOR_FIELD,
+            WRITE_IOPS_FLOOR, Guarantee.WRITE_IOPS_FLOOR_FIELD,
+            BPS_FLOOR, Guarantee.BPS_FLOOR_FIELD,
+            READ_BPS_FLOOR, Guarantee.READ_BPS_FLOOR_FIELD,
+            WRITE_BPS_FLOOR, Guarantee.WRITE_BPS_FLOOR_FIELD);
 
     private QosParameters() {
     }
@@ -55,7 +81,10 @@ public final class QosParameters {
 
     /** Reads the QoS keys of {@code parameters} (a StorageClass); other keys are the caller's business. */
     public static QosSpec parse(Map<String, String> parameters) {
-        return QosSpec.NONE.changedBy(change(parameters));
+        QosSpec spec = QosSpec.NONE.changedBy(change(parameters));
+        // the mix of floors is refused here already; a floor against a per-GiB cap needs the size
+        spec.guarantee().requireConsistent(IoLimits.NONE);
+        return spec;
     }
 
     /** Per direction, the limit the keys name: a per-direction key first, then a both-direction one. */
@@ -73,7 +102,58 @@ public final class QosParameters {
         Optional<Limit> bps = bpsBoth.or(() -> bpsPerGiB);
         Optional<Limit> iopsLimit = iopsBoth.or(() -> iopsPerGiB);
         return new QosChange(readBps.or(() -> bps), writeBps.or(() -> bps), readIops.or(() -> iopsLimit),
-                writeIops.or(() -> iopsLimit));
+                writeIops.or(() -> iopsLimit), guarantee(parameters));
+    }
+
+    /** The guarantee as the parameters that give it ({@code ioWeight=800, iopsFloor=200}), for messages. */
+    public static String describe(Guarantee guarantee) {
+        Map<String, String> fields = guarantee.fields();
+        StringBuilder text = new StringBuilder();
+        for (String key : GUARANTEE_KEYS) {
+            String value = fields.get(GUARANTEE_FIELDS.get(key));
+            if (value != null) {
+                text.append(text.isEmpty() ? "" : ", ").append(key).append('=').append(value);
+            }
+        }
+        return text.toString();
+    }
+
+    /** The guarantee fields the keys set (a value) or take away ({@value #NO_GUARANTEE}: empty). */
+    private static Map<String, OptionalLong> guarantee(Map<String, String> parameters) {
+        Map<String, OptionalLong> fields = new LinkedHashMap<>();
+        for (String key : GUARANTEE_KEYS) {
+            value(parameters, key).ifPresent(text -> fields.put(GUARANTEE_FIELDS.get(key),
+                    text.equals(NO_GUARANTEE) ? OptionalLong.empty() : OptionalLong.of(guaranteeValue(key, text))));
+        }
+        return fields;
+    }
+
+    private static long guaranteeValue(String key, String text) {
+        if (key.equals(IO_WEIGHT)) {
+            return weight(text);
+        }
+        boolean bytes = key.equals(BPS_FLOOR) || key.equals(READ_BPS_FLOOR) || key.equals(WRITE_BPS_FLOOR);
+        String expected = (bytes ? "a byte rate such as 52428800 or 50Mi" : "a whole number of operations per second"
+                + " such as 200 or 2k") + ", or " + NO_GUARANTEE;
+        long value = integral(key, text, positive(key, text, expected), bytes ? "bytes per second" : "I/O operations per second");
+        return atMost(key, text, value, bytes ? IoLimits.MAX_BPS : IoLimits.MAX_IOPS, bytes ? "byte rate" : "IOPS value");
+    }
+
+    /** io.weight's own range; a fraction or a quantity suffix is refused rather than rounded. */
+    private static int weight(String text) {
+        String expected = "a whole number from " + Guarantee.MIN_WEIGHT + " to " + Guarantee.MAX_WEIGHT
+                + " (the pod's io.cost weight on the volume's disk; " + Guarantee.DEFAULT_WEIGHT + " is every cgroup's"
+                + " default), or " + NO_GUARANTEE;
+        if (!text.matches("[0-9]{1,6}")) {
+            throw DriverException.invalidArgument("parameter " + IO_WEIGHT + "=\"" + Echo.of(text) + "\" is not valid: expected "
+                    + expected);
+        }
+        int weight = Integer.parseInt(text);
+        if (weight < Guarantee.MIN_WEIGHT || weight > Guarantee.MAX_WEIGHT) {
+            throw DriverException.invalidArgument("parameter " + IO_WEIGHT + "=\"" + Echo.of(text) + "\" is out of the"
+                    + " kernel's range: expected " + expected);
+        }
+        return weight;
     }
 
     private static void refuseMix(Map<String, String> parameters, String perGiBKey, String... absoluteKeys) {

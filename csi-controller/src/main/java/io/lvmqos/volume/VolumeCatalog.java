@@ -79,6 +79,14 @@ public final class VolumeCatalog {
         return read;
     }
 
+    /**
+     * The volumes indexed now, with no lvm: every volume read at start and every one looked up or
+     * changed since (a volume published on this node has been looked up).
+     */
+    public List<ManagedVolume> indexed() {
+        return List.copyOf(volumes.values());
+    }
+
     public void put(ManagedVolume volume) {
         volumes.put(volume.id(), volume);
     }

@@ -86,7 +86,8 @@ class VolumeParametersTest {
     @Test
     void acceptedKeysArePlacementAndQosKeys() {
         assertEquals(List.of("volumeGroup", "lvmType", "thinPool", "overprovisionRatio", "iops", "bps", "readIOPS",
-                "writeIOPS", "readBPS", "writeBPS", "iopsPerGiB", "bpsPerGiB"), VolumeParameters.acceptedKeys());
+                "writeIOPS", "readBPS", "writeBPS", "iopsPerGiB", "bpsPerGiB", "ioWeight", "iopsFloor", "readIOPSFloor",
+                "writeIOPSFloor", "bpsFloor", "readBPSFloor", "writeBPSFloor"), VolumeParameters.acceptedKeys());
     }
 
     @ParameterizedTest(name = "lvmType=\"{0}\"")

@@ -4,15 +4,9 @@ import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.volume.IoLimits;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -275,31 +269,8 @@ public final class CgroupLimitsWriter {
         };
     }
 
-    /**
-     * Turns on the io controller for every cgroup between the root and the pod cgroup. Each
-     * "+io" goes in top-down: a cgroup can only enable what its parent passed down, and once the
-     * parent has, the kernel lists io in the child's cgroup.controllers by itself.
-     */
     private void enableIoController(Path podCgroup) {
-        if (!controllers(root, "cgroup.controllers").contains("io")) {
-            throw DriverException.unavailable("the cgroup v2 io controller is not available at " + root
-                    + " (its cgroup.controllers has no 'io'): it is bound to a cgroup v1 hierarchy or disabled on"
-                    + " the kernel command line");
-        }
-        Path current = root;
-        Path relative = root.relativize(podCgroup);
-        for (int i = 0; i < relative.getNameCount(); i++) {
-            if (!controllers(current, "cgroup.subtree_control").contains("io")) {
-                write(current.resolve("cgroup.subtree_control"), "+io");
-            }
-            current = current.resolve(relative.getName(i));
-        }
-    }
-
-    private static List<String> controllers(Path cgroup, String file) {
-        String text = readText(cgroup.resolve(file)).orElseThrow(() -> DriverException.unavailable(
-                cgroup.resolve(file) + " does not exist: " + cgroup + " is not a cgroup v2 directory"));
-        return Arrays.asList(text.strip().split("\\s+"));
+        CgroupFiles.enableIoController(root, podCgroup);
     }
 
     private Path inside(CgroupMode mode, Path podCgroup) {
@@ -320,38 +291,11 @@ public final class CgroupLimitsWriter {
         return values;
     }
 
-    /**
-     * One write(2) of the whole line: cgroup files act on each write call separately. Opened as
-     * the shell's "echo line > file" opens it; cgroupfs ignores the truncation.
-     */
     private static void write(Path file, String line) {
-        byte[] bytes = line.getBytes(StandardCharsets.US_ASCII);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            int written = channel.write(ByteBuffer.wrap(bytes));
-            if (written != bytes.length) {
-                throw DriverException.internal("short write of '" + line + "' to " + file + ": " + written + " of "
-                        + bytes.length + " bytes");
-            }
-        } catch (NoSuchFileException e) {
-            throw DriverException.unavailable("cannot write '" + line + "' to " + file
-                    + ": the file does not exist (cgroup removed, or controller not enabled)");
-        } catch (IOException e) {
-            throw DriverException.internal("writing '" + line + "' to " + file + " failed: " + reason(e));
-        }
+        CgroupFiles.write(file, line);
     }
 
     private static Optional<String> readText(Path file) {
-        try {
-            return Optional.of(Files.readString(file, StandardCharsets.US_ASCII));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (IOException e) {
-            throw DriverException.internal("reading " + file + " failed: " + reason(e));
-        }
-    }
-
-    private static String reason(IOException e) {
-        return e instanceof FileSystemException fs && fs.getReason() != null ? fs.getReason()
-                : String.valueOf(e.getMessage());
+        return CgroupFiles.read(file);
     }
 }

@@ -3,6 +3,8 @@ package io.lvmqos.metrics;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.metrics.LvmReports.Snapshot;
 import io.lvmqos.metrics.LvmReports.VolumeGroupReport;
+import io.lvmqos.volume.DiskCapacity;
+import io.lvmqos.volume.GuaranteePolicy;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
@@ -20,11 +22,21 @@ final class LvmCollector implements MultiCollector {
     static final String POOL_DATA = "lvmqos_thin_pool_data_used_ratio";
     static final String POOL_METADATA = "lvmqos_thin_pool_metadata_used_ratio";
     static final String REPORT_TIME = "lvmqos_lvm_report_timestamp_seconds";
+    static final String FLOOR_IOPS_PROMISED = "lvmqos_floor_promised_iops";
+    static final String FLOOR_BPS_PROMISED = "lvmqos_floor_promised_bytes_per_second";
+    static final String CAPACITY_IOPS = "lvmqos_floor_capacity_iops";
+    static final String CAPACITY_BPS = "lvmqos_floor_capacity_bytes_per_second";
 
     private final LvmReports reports;
+    private final GuaranteePolicy guarantees;
+
+    LvmCollector(LvmReports reports, GuaranteePolicy guarantees) {
+        this.reports = reports;
+        this.guarantees = guarantees;
+    }
 
     LvmCollector(LvmReports reports) {
-        this.reports = reports;
+        this(reports, GuaranteePolicy.NONE);
     }
 
     @Override
@@ -40,8 +52,23 @@ final class LvmCollector implements MultiCollector {
                 .help("Fraction of the thin pool's data space in use (lvs data_percent / 100)");
         var poolMetadata = GaugeSnapshot.builder().name(POOL_METADATA)
                 .help("Fraction of the thin pool's metadata space in use (lvs metadata_percent / 100)");
+        var promisedIops = GaugeSnapshot.builder().name(FLOOR_IOPS_PROMISED)
+                .help("IOPS floors promised to the group's volumes (their LV tags), reads and writes together");
+        var promisedBps = GaugeSnapshot.builder().name(FLOOR_BPS_PROMISED)
+                .help("Byte-rate floors promised to the group's volumes (their LV tags), reads and writes together");
+        var capacityIops = GaugeSnapshot.builder().name(CAPACITY_IOPS)
+                .help("IOPS the operator declared the group's disk does (--io-capacity), which floors are admitted against");
+        var capacityBps = GaugeSnapshot.builder().name(CAPACITY_BPS)
+                .help("Bytes per second the operator declared the group's disk does (--io-capacity)");
         for (VolumeGroupReport report : latest.get().groups()) {
             Labels group = Labels.of("volume_group", report.group().name());
+            DiskCapacity declared = guarantees.declared(report.group().name());
+            if (declared.isDeclared() || report.promised().iops() > 0 || report.promised().bps() > 0) {
+                promisedIops.dataPoint(gauge(group, report.promised().iops()));
+                promisedBps.dataPoint(gauge(group, report.promised().bps()));
+            }
+            declared.iops().ifPresent(iops -> capacityIops.dataPoint(gauge(group, iops)));
+            declared.bps().ifPresent(bps -> capacityBps.dataPoint(gauge(group, bps)));
             vgSize.dataPoint(gauge(group, report.group().sizeBytes()));
             vgFree.dataPoint(gauge(group, report.group().freeBytes()));
             for (LogicalVolume pool : report.thinPools()) {
@@ -56,7 +83,8 @@ final class LvmCollector implements MultiCollector {
                         + " in the background at most every " + LvmReports.MAX_AGE.toSeconds() + " s")
                 .dataPoint(gauge(Labels.EMPTY, latest.get().takenAt().toEpochMilli() / 1e3));
         return VolumeCollector.nonEmpty(vgSize.build(), vgFree.build(), poolSize.build(), poolData.build(),
-                poolMetadata.build(), reportTime.build());
+                poolMetadata.build(), reportTime.build(), promisedIops.build(), promisedBps.build(), capacityIops.build(),
+                capacityBps.build());
     }
 
     private static void ratio(GaugeSnapshot.Builder family, Labels labels, OptionalDouble percent) {

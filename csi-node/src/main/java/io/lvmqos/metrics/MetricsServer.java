@@ -4,6 +4,7 @@ import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.node.VolumeConditions;
+import io.lvmqos.volume.GuaranteePolicy;
 import io.lvmqos.volume.VolumeCatalog;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -43,15 +44,16 @@ public final class MetricsServer implements AutoCloseable {
      * @throws IOException when the address cannot be bound (in use, or not an address of this host)
      */
     public static MetricsServer start(InetSocketAddress address, VolumeCatalog catalog, Lvm lvm, MountTable mountTable,
-                                      Path kubeletDir, PodCgroups cgroups, VolumeConditions conditions) throws IOException {
+                                      Path kubeletDir, PodCgroups cgroups, VolumeConditions conditions,
+                                      GuaranteePolicy guarantees) throws IOException {
         PrometheusRegistry registry = new PrometheusRegistry();
         RpcMetrics.shared().register(registry);
         FreezeMetrics.shared().register(registry);
         PublishedVolumes published = new PublishedVolumes(mountTable, kubeletDir, DEV, new SysBlock(SYS),
                 catalog.node(), catalog.volumeGroups(), catalog::find);
         registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles(), conditions::abnormal));
-        LvmReports reports = LvmReports.of(lvm, catalog.volumeGroups());
-        registry.register(new LvmCollector(reports));
+        LvmReports reports = LvmReports.of(lvm, catalog.node(), catalog.volumeGroups());
+        registry.register(new LvmCollector(reports, guarantees));
         MetricsServer server = new MetricsServer(listen(address, registry), Optional.of(reports));
         log.info("serving metrics on http://{}:{}/metrics", address.getAddress().getHostAddress(), server.port());
         return server;

@@ -62,12 +62,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private final Filesystems filesystems;
 
     private final PodLimits podLimits;
+    private final PodShares podShares;
     private final VolumeStats stats;
     private final KeyedLocks locks;
 
     public NodeService(VolumeCatalog catalog, Lvm lvm, KubeletPaths paths, Mounter mounter, MountTable mountTable,
-                       BlockDeviceProbe probe, Filesystems filesystems, PodLimits podLimits, VolumeStats stats,
-                       KeyedLocks locks) {
+                       BlockDeviceProbe probe, Filesystems filesystems, PodLimits podLimits, PodShares podShares,
+                       VolumeStats stats, KeyedLocks locks) {
+        this.podShares = podShares;
         this.catalog = catalog;
         this.lvm = lvm;
         this.paths = paths;
@@ -259,21 +261,30 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
     }
 
-    /** Before any container of the pod runs: kubelet starts them only after publish returns. */
+    /**
+     * Caps, weights and floors on the pod's cgroup before any container of the pod runs: kubelet
+     * starts them only after publish returns.
+     */
     private void limitPod(ManagedVolume volume, Csi.NodePublishVolumeRequest request, Path target, DeviceNumber number) {
         IoLimits limits = volume.limits();
-        if (limits.isUnlimited()) {
+        boolean guaranteed = !volume.qos().guarantee().isNone();
+        if (limits.isUnlimited() && !guaranteed) {
             return;
         }
         Optional<String> pod = PodUid.of(request.getVolumeContextMap(), target, paths.root());
         if (pod.isEmpty()) {
             log.warn("volume {} has I/O limits ({}) but no pod UID is known for target {} (no {} in the volume "
-                    + "context, not a kubelet pod path): published without limits", volume.id(), limits, target,
+                    + "context, not a kubelet pod path): published without limits", volume.id(), volume.qos(), target,
                     PodUid.CONTEXT_KEY);
             return;
         }
-        podLimits.apply(pod.get(), number, limits);
-        pruneStale(pod.get(), mountTable::snapshot);
+        if (!limits.isUnlimited()) {
+            podLimits.apply(pod.get(), number, limits);
+            pruneStale(pod.get(), mountTable::snapshot);
+        }
+        if (guaranteed) {
+            podShares.published(volume, pod.get());
+        }
     }
 
     /**
@@ -288,6 +299,20 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             log.debug("no stale limit lines to look for in pod {}: {}", podUid, noCgroups.getMessage());
         } catch (RuntimeException e) {
             log.warn("could not remove stale limit lines from pod {}: {}", podUid, e.getMessage());
+        }
+    }
+
+    /**
+     * The pod's weights on the device's disks are worked out again without it. The unmount is done
+     * and cannot be retried from here, so a failure is logged, not answered: the next change on the
+     * disk works them out again from the truth.
+     */
+    private void releaseShares(DeviceNumber device, String podUid) {
+        try {
+            podShares.released(device, podUid);
+        } catch (RuntimeException e) {
+            log.warn("could not work out the io.cost weights on the disks of {} again after pod {} let it go: {}",
+                    device, podUid, e.getMessage());
         }
     }
 
@@ -340,6 +365,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     podLimits.lift(pod.get(), published.get().device());
                 }
                 pruneStale(pod.get(), () -> after);
+                if (published.isPresent()) {
+                    releaseShares(published.get().device(), pod.get());
+                }
             }
         }
         reply.onNext(Csi.NodeUnpublishVolumeResponse.getDefaultInstance());

@@ -21,6 +21,17 @@ import io.lvmqos.metrics.DeviceMapperName;
 import io.lvmqos.metrics.MetricsServer;
 import io.lvmqos.metrics.SysBlock;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.CgroupMode;
+import io.lvmqos.cgroup.IoCost;
+import io.lvmqos.cgroup.IoWeights;
+import io.lvmqos.device.BackingDisks;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.node.PodShares;
+import io.lvmqos.volume.GuaranteePolicy;
+import io.lvmqos.volume.PodLimitsApplier;
+import java.util.Map;
+import java.util.Set;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BlockDeviceProbe;
@@ -76,15 +87,24 @@ public final class Driver {
                                 && LvmNames.isVolumeLvName(dm.logicalVolume()))
                         .isPresent());
         VolumeConditions conditions = new VolumeConditions();
+        BackingDisks backingDisks = new BackingDisks(Path.of("/sys"));
+        IoCost ioCost = new IoCost(settings.cgroupRoot());
+        GuaranteePolicy guarantees = enableIoCost(settings, lvm, ioCost, backingDisks, podCgroups);
+        PodShares podShares = new PodShares(catalog, podLimits, podCgroups, mountTable,
+                new IoWeights(settings.cgroupRoot()), ioCost, backingDisks, guarantees);
         // the controller and the node are one process: a change of limits reaches the pods directly
+        PodLimitsApplier pods = volume -> {
+            podLimits.applyToPodsUsing(volume);
+            podShares.applyToPodsUsing(volume);
+        };
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
                         settings.wipeBytesPerSecond()), catalog, locks,
-                new DeviceMountPoints(mountTable), podLimits);
-        QosModifier qos = new QosModifier(lvm, catalog, locks, podLimits);
+                new DeviceMountPoints(mountTable), pods, guarantees);
+        QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
         Mounter mounter = Mounter.create(mountTable);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
-                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
+                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits, podShares,
                 new VolumeStats(runner, conditions), locks);
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());
@@ -99,7 +119,7 @@ public final class Driver {
         // before the socket: an address that cannot be bound stops the start, loudly
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
-                        kubeletPaths.root(), podCgroups, conditions));
+                        kubeletPaths.root(), podCgroups, conditions, guarantees));
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
@@ -156,6 +176,44 @@ public final class Driver {
             metrics.ifPresent(MetricsServer::close);
         }, "shutdown"));
         server.awaitTermination();
+    }
+
+    /**
+     * Turns io.cost on for the disks of the groups the operator named, before the socket opens, and
+     * answers which guarantees this node can keep. Failing that, the node still serves caps and
+     * refuses guarantees with the reason, rather than not starting: the caps of every other volume
+     * on the node must not go with it.
+     */
+    private static GuaranteePolicy enableIoCost(DriverSettings settings, Lvm lvm, IoCost ioCost, BackingDisks disks,
+                                                PodCgroups podCgroups) {
+        IoCostSettings asked = settings.ioCost();
+        if (asked.groups().isEmpty()) {
+            return GuaranteePolicy.NONE;
+        }
+        try {
+            if (podCgroups.mode() != CgroupMode.V2) {
+                throw DriverException.failedPrecondition("this node runs cgroup v1, which has no io.cost and no"
+                        + " io.weight");
+            }
+            for (String group : asked.groups()) {
+                List<Path> pvs = lvm.physicalVolumes(group);
+                if (pvs.isEmpty()) {
+                    throw DriverException.failedPrecondition("volume group " + group + " has no physical volume here");
+                }
+                for (Path pv : pvs) {
+                    for (DeviceNumber disk : disks.of(DeviceNumber.of(pv))) {
+                        Map<String, String> qos = ioCost.enable(disk, asked.modelFor(group), asked.qosFor(group));
+                        log.info("io.cost on disk {} (volume group {}, physical volume {}): qos {}, model {}", disk,
+                                group, pv, qos, ioCost.model(disk).map(Object::toString).orElse("the kernel's"));
+                    }
+                }
+            }
+            return new GuaranteePolicy(Set.copyOf(asked.groups()), asked.capacities(), Optional.empty());
+        } catch (RuntimeException e) {
+            log.error("io.cost could not be enabled for volume groups {}: {}; weights and floors are refused on this"
+                    + " node, caps still work", asked.groups(), e.getMessage());
+            return GuaranteePolicy.none("io.cost could not be enabled at start: " + e.getMessage());
+        }
     }
 
     /** A method of its own, so that the Kubernetes client's classes are loaded only when the flag is on. */

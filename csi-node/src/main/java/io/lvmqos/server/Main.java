@@ -40,6 +40,17 @@ public final class Main {
             Option.value("--probe-lvm-timeout", "SECONDS", "30", "Probe answers not ready once lvm has left the"
                     + " background health check's vgs unanswered for this many seconds (a volume group lock held for"
                     + " good, an lvm stuck in the kernel); a slower lvm leaves Probe ready"),
+            Option.repeatable("--io-cost", "VG", "enable io.cost on the disks under this volume group at start, so"
+                    + " that StorageClasses may give its volumes ioWeight and floors; repeat for several. io.cost governs"
+                    + " the whole disk, every workload on it (default: off)"),
+            Option.repeatable("--io-cost-model", "VG:MODEL", "the io.cost.model settings for that group's disks, such"
+                    + " as lvmqos:ctrl=user model=linear rbps=200000000 rseqiops=380 rrandiops=380 wbps=200000000"
+                    + " wseqiops=380 wrandiops=380 (default: the kernel's own model)"),
+            Option.repeatable("--io-cost-qos", "VG:QOS", "the io.cost.qos settings for that group's disks (default: "
+                    + IoCostSettings.DEFAULT_QOS + ")"),
+            Option.repeatable("--io-capacity", "VG:iops=N,bps=RATE", "what that group's disk does, the budget floors"
+                    + " (iopsFloor, bpsFloor and their per-direction forms) are admitted against (default: none, so"
+                    + " floors are refused)"),
             Option.value("--log-level", "LEVEL", "info", "the driver's own log level: error, warn, info, debug or"
                     + " trace; gRPC's and Netty's loggers stay at info whatever it is, so requests and their secrets"
                     + " are never dumped"),
@@ -171,9 +182,11 @@ public final class Main {
             throw new UsageException("--probe-lvm-timeout " + timeout
                     + " is not valid: expected a whole number of seconds of at least 1");
         }
+        IoCostSettings ioCost = IoCostSettings.parse(groups, given.values("--io-cost"), given.values("--io-cost-model"),
+                given.values("--io-cost-qos"), given.values("--io-capacity"));
         return new DriverSettings(socket, nodeId, given.value("--driver-name").orElseThrow(), groups,
                 kubeletDir.normalize(), cgroupRoot.normalize(), given.flag("--watch-kubernetes"),
-                BuildVersion.version(), metrics, wipeRate, Duration.ofSeconds(probeLvmTimeoutSeconds));
+                BuildVersion.version(), metrics, wipeRate, Duration.ofSeconds(probeLvmTimeoutSeconds), ioCost);
     }
 
     private static Path absolutePath(CommandLineParser.Run given, String name) throws UsageException {

@@ -1,0 +1,179 @@
+package io.lvmqos.volume;
+
+import io.lvmqos.errors.DriverException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+
+/**
+ * What a volume is promised beyond its caps: a share of its disk under contention (an io.cost
+ * weight) and floors, the least it keeps while others saturate the same disk. Stored in the LV's
+ * tags beside the caps ({@link QosSpec}); made by {@link QosParameters}.
+ *
+ * <p>A floor is a rate the pod keeps under contention, in I/O operations or bytes per second; the
+ * node turns the floors on a disk into io.cost weights along the pod's cgroup path. io.cost shares
+ * time on the device, not directions, so what a floor costs the device is the sum of its
+ * directions: {@link #iopsNeeded()} and {@link #bpsNeeded()}.
+ *
+ * @param weight the pod's io.cost weight on the volume's disk, 1..10000; empty leaves the cgroup's default
+ * @param iopsFloor reads and writes together; refused beside the per-direction floors
+ */
+public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, OptionalLong writeIopsFloor,
+                        OptionalLong iopsFloor, OptionalLong readBpsFloor, OptionalLong writeBpsFloor,
+                        OptionalLong bpsFloor) {
+
+    /** The kernel's range for io.weight (CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX). */
+    public static final int MIN_WEIGHT = 1;
+    public static final int MAX_WEIGHT = 10_000;
+    /** The weight a cgroup has when nobody sets one (CGROUP_WEIGHT_DFL). */
+    public static final int DEFAULT_WEIGHT = 100;
+
+    public static final Guarantee NONE = new Guarantee(OptionalInt.empty(), OptionalLong.empty(), OptionalLong.empty(),
+            OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());
+
+    // tag field names, under VolumeTags.QOS_PREFIX like the caps'
+    static final String WEIGHT_FIELD = "weight";
+    static final String READ_IOPS_FLOOR_FIELD = "friops";
+    static final String WRITE_IOPS_FLOOR_FIELD = "fwiops";
+    static final String IOPS_FLOOR_FIELD = "fiops";
+    static final String READ_BPS_FLOOR_FIELD = "frbps";
+    static final String WRITE_BPS_FLOOR_FIELD = "fwbps";
+    static final String BPS_FLOOR_FIELD = "fbps";
+    static final List<String> FIELDS = List.of(WEIGHT_FIELD, READ_IOPS_FLOOR_FIELD, WRITE_IOPS_FLOOR_FIELD,
+            IOPS_FLOOR_FIELD, READ_BPS_FLOOR_FIELD, WRITE_BPS_FLOOR_FIELD, BPS_FLOOR_FIELD);
+
+    public Guarantee {
+        Objects.requireNonNull(weight);
+        weight.ifPresent(w -> {
+            if (w < MIN_WEIGHT || w > MAX_WEIGHT) {
+                throw new IllegalArgumentException("weight " + w + " is out of range " + MIN_WEIGHT + ".." + MAX_WEIGHT);
+            }
+        });
+        for (OptionalLong floor : List.of(readIopsFloor, writeIopsFloor, iopsFloor, readBpsFloor, writeBpsFloor, bpsFloor)) {
+            if (floor.isPresent() && floor.getAsLong() <= 0) {
+                throw new IllegalArgumentException("a floor must be positive: " + floor.getAsLong());
+            }
+        }
+    }
+
+    public boolean isNone() {
+        return equals(NONE);
+    }
+
+    public boolean hasFloor() {
+        return iopsNeeded() > 0 || bpsNeeded() > 0;
+    }
+
+    /** The I/O operations per second the floors hold for this volume, both directions together. */
+    public long iopsNeeded() {
+        return iopsFloor.orElse(readIopsFloor.orElse(0) + writeIopsFloor.orElse(0));
+    }
+
+    /** The bytes per second the floors hold for this volume, both directions together. */
+    public long bpsNeeded() {
+        return bpsFloor.orElse(readBpsFloor.orElse(0) + writeBpsFloor.orElse(0));
+    }
+
+    /**
+     * Refuses what cannot be kept: a floor beside the floors of the same kind it would overlap, or a
+     * floor above the volume's own cap in the same direction (the cap would win, and the promise
+     * would be false). {@code caps} are the limits in force on the volume at its size.
+     */
+    public void requireConsistent(IoLimits caps) {
+        refuseMix(iopsFloor, QosParameters.IOPS_FLOOR, readIopsFloor, writeIopsFloor, QosParameters.READ_IOPS_FLOOR,
+                QosParameters.WRITE_IOPS_FLOOR);
+        refuseMix(bpsFloor, QosParameters.BPS_FLOOR, readBpsFloor, writeBpsFloor, QosParameters.READ_BPS_FLOOR,
+                QosParameters.WRITE_BPS_FLOOR);
+        aboveCap(readIopsFloor, caps.readIops(), QosParameters.READ_IOPS_FLOOR, QosParameters.READ_IOPS);
+        aboveCap(writeIopsFloor, caps.writeIops(), QosParameters.WRITE_IOPS_FLOOR, QosParameters.WRITE_IOPS);
+        aboveCap(readBpsFloor, caps.readBps(), QosParameters.READ_BPS_FLOOR, QosParameters.READ_BPS);
+        aboveCap(writeBpsFloor, caps.writeBps(), QosParameters.WRITE_BPS_FLOOR, QosParameters.WRITE_BPS);
+        aboveCap(iopsFloor, sum(caps.readIops(), caps.writeIops()), QosParameters.IOPS_FLOOR,
+                QosParameters.READ_IOPS + " + " + QosParameters.WRITE_IOPS);
+        aboveCap(bpsFloor, sum(caps.readBps(), caps.writeBps()), QosParameters.BPS_FLOOR,
+                QosParameters.READ_BPS + " + " + QosParameters.WRITE_BPS);
+    }
+
+    private static void refuseMix(OptionalLong both, String bothKey, OptionalLong read, OptionalLong write,
+                                  String readKey, String writeKey) {
+        if (both.isPresent() && (read.isPresent() || write.isPresent())) {
+            throw DriverException.invalidArgument("parameter " + bothKey + " cannot be combined with "
+                    + (read.isPresent() ? readKey : writeKey) + ": give either one floor for reads and writes together"
+                    + " or a floor per direction");
+        }
+    }
+
+    private static void aboveCap(OptionalLong floor, OptionalLong cap, String floorKey, String capKeys) {
+        if (floor.isPresent() && cap.isPresent() && floor.getAsLong() > cap.getAsLong()) {
+            throw DriverException.invalidArgument("parameter " + floorKey + "=" + floor.getAsLong() + " is above the"
+                    + " volume's cap in that direction (" + capKeys + " = " + cap.getAsLong() + "): a floor the cap"
+                    + " keeps the pod from reaching would be a false promise; lower the floor or raise the cap");
+        }
+    }
+
+    /** Both directions' caps together; no cap when either direction has none. */
+    private static OptionalLong sum(OptionalLong read, OptionalLong write) {
+        if (read.isEmpty() || write.isEmpty()) {
+            return OptionalLong.empty();
+        }
+        long total = read.getAsLong() + write.getAsLong();
+        return OptionalLong.of(total < 0 ? Long.MAX_VALUE : total);
+    }
+
+    /** Field name to stored value, for LV tags; absent fields are left out. */
+    Map<String, String> fields() {
+        Map<String, String> fields = new LinkedHashMap<>();
+        weight.ifPresent(w -> fields.put(WEIGHT_FIELD, Integer.toString(w)));
+        put(fields, READ_IOPS_FLOOR_FIELD, readIopsFloor);
+        put(fields, WRITE_IOPS_FLOOR_FIELD, writeIopsFloor);
+        put(fields, IOPS_FLOOR_FIELD, iopsFloor);
+        put(fields, READ_BPS_FLOOR_FIELD, readBpsFloor);
+        put(fields, WRITE_BPS_FLOOR_FIELD, writeBpsFloor);
+        put(fields, BPS_FLOOR_FIELD, bpsFloor);
+        return fields;
+    }
+
+    /** Reads back {@link #fields()}; fields of other kinds are ignored. */
+    static Guarantee fromFields(Map<String, String> fields) {
+        String weight = fields.get(WEIGHT_FIELD);
+        return new Guarantee(weight == null ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(weight)),
+                read(fields, READ_IOPS_FLOOR_FIELD), read(fields, WRITE_IOPS_FLOOR_FIELD), read(fields, IOPS_FLOOR_FIELD),
+                read(fields, READ_BPS_FLOOR_FIELD), read(fields, WRITE_BPS_FLOOR_FIELD), read(fields, BPS_FLOOR_FIELD));
+    }
+
+    /**
+     * This guarantee with the fields {@code change} names replaced: a value sets the field, an
+     * empty one removes it; fields it does not name stay.
+     */
+    Guarantee changedBy(Map<String, OptionalLong> change) {
+        if (change.isEmpty()) {
+            return this;
+        }
+        Map<String, String> fields = fields();
+        change.forEach((field, value) -> {
+            if (value.isPresent()) {
+                fields.put(field, Long.toString(value.getAsLong()));
+            } else {
+                fields.remove(field);
+            }
+        });
+        return fromFields(fields);
+    }
+
+    private static void put(Map<String, String> fields, String name, OptionalLong value) {
+        value.ifPresent(v -> fields.put(name, Long.toString(v)));
+    }
+
+    private static OptionalLong read(Map<String, String> fields, String name) {
+        String value = fields.get(name);
+        return value == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(value));
+    }
+
+    @Override
+    public String toString() {
+        return fields().toString();
+    }
+}

@@ -1,0 +1,54 @@
+package io.lvmqos.cgroup;
+
+import io.lvmqos.device.DeviceNumber;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A cgroup's io.weight as io.cost shows it: {@code default N}, then one {@code MAJ:MIN N} line per
+ * device given a weight of its own. Writing {@code MAJ:MIN default} removes a device's line.
+ *
+ * @param defaultWeight the cgroup's weight on every device without a line of its own
+ * @param perDevice the devices with a line of their own
+ */
+public record IoWeight(int defaultWeight, Map<DeviceNumber, Integer> perDevice) {
+
+    static final String FILE = "io.weight";
+    /** What the kernel gives a cgroup nobody set a weight for (CGROUP_WEIGHT_DFL). */
+    public static final int KERNEL_DEFAULT = 100;
+
+    public IoWeight {
+        perDevice = Map.copyOf(perDevice);
+    }
+
+    /** The weight the cgroup has on this device. */
+    public int on(DeviceNumber device) {
+        return perDevice.getOrDefault(device, defaultWeight);
+    }
+
+    static String line(DeviceNumber device, int weight) {
+        return device + " " + weight;
+    }
+
+    static String removal(DeviceNumber device) {
+        return device + " default";
+    }
+
+    /** Parses the file; a missing default line means the kernel's default. */
+    static IoWeight parse(String text) {
+        int dflt = KERNEL_DEFAULT;
+        Map<DeviceNumber, Integer> devices = new LinkedHashMap<>();
+        for (String line : text.split("\n")) {
+            String[] fields = line.strip().split("\\s+");
+            if (fields.length != 2) {
+                continue;
+            }
+            if (fields[0].equals("default")) {
+                dflt = Integer.parseInt(fields[1]);
+            } else {
+                devices.put(DeviceNumber.parse(fields[0]), Integer.parseInt(fields[1]));
+            }
+        }
+        return new IoWeight(dflt, devices);
+    }
+}

@@ -1,0 +1,229 @@
+package io.lvmqos.node;
+
+import io.lvmqos.cgroup.IoCost;
+import io.lvmqos.cgroup.IoWeights;
+import io.lvmqos.cgroup.PodCgroups;
+import io.lvmqos.device.BackingDisks;
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.mount.MountTable;
+import io.lvmqos.volume.Guarantee;
+import io.lvmqos.volume.GuaranteePolicy;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.PodLimitsApplier;
+import io.lvmqos.volume.QosParameters;
+import io.lvmqos.volume.VolumeCatalog;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Volumes' weights and floors as io.cost weights in the cgroups of the pods that use them (cgroup
+ * v2). On every change to what is published on a disk (a publish, an unpublish, a change of class)
+ * the weights of that disk are worked out again from the truth: which pods use which volumes (the
+ * mount table), what each volume is promised (its LV tags, through the catalog), the cgroup tree
+ * and the weights already in it; {@link ShareCalculator} says what to write.
+ *
+ * <p>The driver writes only per-device lines (MAJ:MIN N in io.weight), only for the disks under its
+ * io.cost volume groups, and only in the cgroups of pods using its volumes and their ancestors up
+ * to the root; a cgroup's default weight and its weights on other disks stay as they are, and
+ * every line it stops needing it removes.
+ */
+public final class PodShares implements PodLimitsApplier {
+
+    private static final Logger log = LoggerFactory.getLogger(PodShares.class);
+
+    private final VolumeCatalog catalog;
+    private final PodLimits pods;
+    private final PodCgroups cgroups;
+    private final MountTable mountTable;
+    private final IoWeights weights;
+    private final IoCost ioCost;
+    private final BackingDisks disks;
+    private final GuaranteePolicy policy;
+
+    public PodShares(VolumeCatalog catalog, PodLimits pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
+                     IoCost ioCost, BackingDisks disks, GuaranteePolicy policy) {
+        this.catalog = catalog;
+        this.pods = pods;
+        this.cgroups = cgroups;
+        this.mountTable = mountTable;
+        this.weights = weights;
+        this.ioCost = ioCost;
+        this.disks = disks;
+        this.policy = policy;
+    }
+
+    /**
+     * After the volume was published into a pod: its disks' weights worked out again, with the
+     * new pod among them. Refused when io.cost is not on for one of its disks.
+     */
+    public void published(ManagedVolume volume, String podUid) {
+        Guarantee guarantee = volume.qos().guarantee();
+        if (guarantee.isNone()) {
+            return;
+        }
+        policy.requireSupported(volume.id().volumeGroup(), guarantee);
+        Set<DeviceNumber> under = disksOf(volume).orElseThrow(() -> DriverException.failedPrecondition(
+                "the device of volume " + volume.id() + " is gone"));
+        for (DeviceNumber disk : under) {
+            if (!ioCost.enabledOn(disk)) {
+                throw DriverException.failedPrecondition("volume " + volume.id() + " has "
+                        + QosParameters.describe(guarantee) + ", but io.cost is not on for its disk " + disk + " ("
+                        + weights.root().resolve("io.cost.qos") + " has no enable=1 line for it): start the plugin with"
+                        + " --io-cost=" + volume.id().volumeGroup());
+            }
+        }
+        Set<Path> released = cgroups.find(podUid).cgroup().map(Set::of).orElse(Set.of());
+        rebalance(under, released);
+    }
+
+    /** After an unpublish from the pod: the device's disks worked out again without it. */
+    public void released(DeviceNumber device, String podUid) {
+        if (policy.ioCostGroups().isEmpty()) {
+            return;
+        }
+        Set<DeviceNumber> under;
+        try {
+            under = disks.of(device);
+        } catch (DriverException.NotFound gone) {
+            log.debug("device {} is gone: no weights to work out again for it", device);
+            return;
+        }
+        rebalance(under, cgroups.find(podUid).cgroup().map(Set::of).orElse(Set.of()));
+    }
+
+    /** After a change of the volume's class: its disks worked out again, its pods' lines included. */
+    @Override
+    public void applyToPodsUsing(ManagedVolume volume) {
+        if (policy.ioCostGroups().isEmpty()) {
+            return;
+        }
+        if (!volume.qos().guarantee().isNone()) {
+            policy.requireSupported(volume.id().volumeGroup(), volume.qos().guarantee());
+        }
+        Optional<Set<DeviceNumber>> under = disksOf(volume);
+        if (under.isEmpty()) {
+            return;
+        }
+        Set<Path> using = new LinkedHashSet<>();
+        for (String pod : pods.podsUsing(DeviceNumber.of(volume.devicePath()),
+                Optional.of(pods.deviceNodeRoot(volume.devicePath())))) {
+            cgroups.find(pod).cgroup().ifPresent(using::add);
+        }
+        rebalance(under.get(), using);
+    }
+
+    /**
+     * Works the weights out again on each disk and writes them.
+     *
+     * @param alsoOurs cgroups that may hold a line of ours although no pod claim names them now (a pod
+     *     that has just let a volume go): their lines, and their ancestors', go if no longer needed
+     */
+    private synchronized void rebalance(Set<DeviceNumber> under, Set<Path> alsoOurs) {
+        MountTable.Snapshot table = mountTable.snapshot();
+        for (DeviceNumber disk : under) {
+            Map<Path, ShareCalculator.Claim> claims = claimsOn(disk, table);
+            ShareCalculator.Result result = ShareCalculator.weights(weights.root(), disk, claims.values(), tree());
+            Set<Path> ours = new LinkedHashSet<>();
+            for (Path cgroup : claims.keySet()) {
+                ours.addAll(upFrom(cgroup));
+            }
+            for (Path cgroup : alsoOurs) {
+                ours.addAll(upFrom(cgroup));
+            }
+            // ancestors first: a pod's line is written once its parents already carry theirs
+            result.weights().entrySet().stream()
+                    .sorted(Map.Entry.comparingByKey((a, b) -> Integer.compare(a.getNameCount(), b.getNameCount())))
+                    .forEach(e -> weights.set(e.getKey(), disk, e.getValue()));
+            for (Path cgroup : ours) {
+                if (!result.weights().containsKey(cgroup) && Files.isDirectory(cgroup)) {
+                    weights.remove(cgroup, disk);
+                }
+            }
+            if (!result.clamped().isEmpty()) {
+                log.warn("io.cost weights on disk {} reached the kernel's largest, 10000, in {}: the floors there may not"
+                        + " fully hold against this many neighbours", disk, result.clamped());
+            }
+            log.info("io.cost weights on disk {}: {}", disk, result.weights());
+        }
+    }
+
+    /** One claim per pod using a volume with a guarantee on the disk: its largest weight, its floors' share summed. */
+    private Map<Path, ShareCalculator.Claim> claimsOn(DeviceNumber disk, MountTable.Snapshot table) {
+        Map<Path, Integer> weightOf = new LinkedHashMap<>();
+        Map<Path, Double> shareOf = new LinkedHashMap<>();
+        for (ManagedVolume volume : catalog.indexed()) {
+            Guarantee guarantee = volume.qos().guarantee();
+            if (guarantee.isNone() || !disksOf(volume).map(d -> d.contains(disk)).orElse(false)) {
+                continue;
+            }
+            DeviceNumber device = DeviceNumber.of(volume.devicePath());
+            double share = policy.declared(volume.id().volumeGroup()).share(guarantee);
+            for (String pod : pods.podsUsing(table, device, Optional.of(pods.deviceNodeRoot(volume.devicePath())))) {
+                Optional<Path> cgroup = cgroups.find(pod).cgroup();
+                if (cgroup.isEmpty()) {
+                    continue;
+                }
+                int weight = guarantee.weight().orElse(0);
+                weightOf.merge(cgroup.get(), weight, Math::max);
+                shareOf.merge(cgroup.get(), share, Double::sum);
+            }
+        }
+        Map<Path, ShareCalculator.Claim> claims = new LinkedHashMap<>();
+        weightOf.forEach((cgroup, weight) -> claims.put(cgroup, new ShareCalculator.Claim(cgroup,
+                weight > 0 ? weight : weights.read(cgroup).defaultWeight(), shareOf.get(cgroup))));
+        return claims;
+    }
+
+    private Optional<Set<DeviceNumber>> disksOf(ManagedVolume volume) {
+        try {
+            return Optional.of(disks.of(DeviceNumber.of(volume.devicePath())));
+        } catch (DriverException.NotFound gone) {
+            return Optional.empty();
+        }
+    }
+
+    /** The cgroup and its ancestors below the root. */
+    private List<Path> upFrom(Path cgroup) {
+        List<Path> path = new ArrayList<>();
+        for (Path at = cgroup; at != null && at.startsWith(weights.root()) && !at.equals(weights.root()); at = at.getParent()) {
+            path.add(at);
+        }
+        return path;
+    }
+
+    private ShareCalculator.Tree tree() {
+        return new ShareCalculator.Tree() {
+            @Override
+            public List<Path> children(Path cgroup) {
+                try (Stream<Path> entries = Files.list(cgroup)) {
+                    return entries.filter(Files::isDirectory).sorted().toList();
+                } catch (IOException | UncheckedIOException e) {
+                    return List.of(); // a cgroup removed while we looked has no children to weigh
+                }
+            }
+
+            @Override
+            public int defaultWeight(Path cgroup) {
+                return weights.read(cgroup).defaultWeight();
+            }
+
+            @Override
+            public int weightOn(Path cgroup, DeviceNumber disk) {
+                return weights.read(cgroup).on(disk);
+            }
+        };
+    }
+}

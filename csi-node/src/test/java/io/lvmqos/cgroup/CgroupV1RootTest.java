@@ -173,7 +173,7 @@ class CgroupV1RootTest {
 
     /**
      * The window in which a v1 container cgroup has no limit yet: from its mkdir to the moment
-     * its throttle file holds the pod's line, over 200 container cgroups. The README quotes it.
+     * its throttle file holds the pod's line, over 200 container cgroups. docs/benchmarks.md quotes it.
      */
     @Test
     void theWindowBetweenAContainerCgroupAppearingAndItsLimitOver200Containers() throws Exception {

@@ -15,9 +15,9 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * Not a benchmark but a hunt, kept in the bench profile because it is long: the README's known hang
- * (a DeleteVolume or CreateVolume after a plugin restart that never returns) showed only in a guest
- * that had already run many checks. Each round runs NodeCheck, PropagationCheck and ModifyCheck (which
+ * Not a benchmark but a hunt, kept in the bench profile because it is long: the hang that
+ * docs/test-bed.md describes (a DeleteVolume or CreateVolume after a plugin restart that never
+ * returns) showed only in a guest that had already run many checks. Each round runs NodeCheck, PropagationCheck and ModifyCheck (which
  * restarts the plugin and deletes afterwards) in one guest with a 12-minute timeout, long enough for
  * every check to finish and short enough that a hang is caught, after which the harness dumps the
  * guest's blocked tasks into the round's console.log. The table says what each round did.

@@ -20,19 +20,21 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's Architecture table says, for every main package, its module, its layer and the
- * packages it uses; this test holds it to the sources, so that the picture there cannot drift
- * from the code.
+ * The architecture table of docs/architecture.md (section "Modules, packages and layers") says,
+ * for every main package, its module, its layer and the packages it uses; this test holds it to
+ * the sources, so that the picture there cannot drift from the code.
  */
 class ArchitectureReadmeTest {
 
     private static final List<String> MODULES = List.of("csi-controller", "csi-node");
+    private static final String DOCUMENT = "docs/architecture.md";
+    private static final String SECTION = "## Modules, packages and layers";
     private static final Pattern ROW = Pattern.compile(
             "\\|\\s*(\\d+)\\s*\\|\\s*`([a-z]+)`\\s*\\|\\s*([a-z-]+)\\s*\\|[^|]*\\|([^|]*)\\|\\s*");
     private static final Pattern NAMED = Pattern.compile("`([a-z]+)`");
     // A use of another package: an import, a static import or a qualified name (also in Javadoc).
     private static final Pattern USE = Pattern.compile("\\bio\\.lvmqos\\.([a-z]+)\\.[A-Z]");
-    /** The one pair of packages that use each other; the README says why. */
+    /** The one pair of packages that use each other; the document says why. */
     private static final Set<Set<String>> CYCLES = Set.of(Set.of("device", "mount"));
 
     record Row(int layer, String module, Set<String> uses) {
@@ -40,7 +42,7 @@ class ArchitectureReadmeTest {
 
     @Test
     void everyMainPackageIsInTheTableWithItsModuleAndExactlyTheUsesItHas() {
-        Map<String, Row> table = readmeTable();
+        Map<String, Row> table = architectureTable();
         Map<String, String> modules = new TreeMap<>();
         Map<String, Set<String>> uses = new TreeMap<>();
         for (String module : MODULES) {
@@ -51,7 +53,7 @@ class ArchitectureReadmeTest {
                 uses.put(pkg, usesOf(dir, pkg));
             }
         }
-        assertEquals(modules.keySet(), table.keySet(), "the README's Architecture table lists every main package");
+        assertEquals(modules.keySet(), table.keySet(), DOCUMENT + "'s architecture table lists every main package");
         List<String> wrong = new ArrayList<>();
         for (String pkg : modules.keySet()) {
             Row row = table.get(pkg);
@@ -68,7 +70,7 @@ class ArchitectureReadmeTest {
 
     @Test
     void everyUseGoesToALowerLayerButForTheOneCycle() {
-        Map<String, Row> table = readmeTable();
+        Map<String, Row> table = architectureTable();
         List<String> upward = new ArrayList<>();
         table.forEach((pkg, row) -> row.uses().forEach(used -> {
             Row target = table.get(used);
@@ -94,10 +96,10 @@ class ArchitectureReadmeTest {
         // equal the sources, but a row whose format drifted would simply be missing.
         String section = architectureSection();
         long rows = section.lines().filter(line -> line.startsWith("| ") && line.contains("| csi-")).count();
-        assertEquals(rows, readmeTable().size(), "every row of the table has the form | n | `pkg` | module | ... |");
+        assertEquals(rows, architectureTable().size(), "every row of the table has the form | n | `pkg` | module | ... |");
     }
 
-    private static Map<String, Row> readmeTable() {
+    private static Map<String, Row> architectureTable() {
         Map<String, Row> table = new TreeMap<>();
         for (String line : architectureSection().lines().toList()) {
             Matcher row = ROW.matcher(line);
@@ -115,11 +117,11 @@ class ArchitectureReadmeTest {
 
     private static String architectureSection() {
         try {
-            String readme = Files.readString(DeployTree.root().resolve("README.md"));
-            int start = readme.indexOf("\n## Architecture\n");
-            assertTrue(start >= 0, "README.md has a section Architecture");
-            int end = readme.indexOf("\n## ", start + 1);
-            return readme.substring(start, end < 0 ? readme.length() : end);
+            String document = Files.readString(DeployTree.root().resolve(DOCUMENT));
+            int start = document.indexOf("\n" + SECTION + "\n");
+            assertTrue(start >= 0, DOCUMENT + " has a section " + SECTION);
+            int end = document.indexOf("\n## ", start + 1);
+            return document.substring(start, end < 0 ? document.length() : end);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

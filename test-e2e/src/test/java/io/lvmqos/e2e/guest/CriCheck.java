@@ -232,7 +232,7 @@ public class CriCheck {
     }
 
     /**
-     * The README's propagation table, measured: observers started before the publish with the pods
+     * The propagation table of docs/test-bed.md, measured: observers started before the publish with the pods
      * directory mounted None and HostToContainer; the driver's Bidirectional mount seen from the host;
      * and a container whose kubelet directory is HostToContainer only mounting there itself (what the
      * driver would do if it did not refuse), plus the driver so deployed refusing.

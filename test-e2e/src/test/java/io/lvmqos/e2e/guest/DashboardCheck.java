@@ -26,9 +26,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The Grafana dashboard against a real scrape, and the data of the README's picture. A pod writes
- * through a volume limited to writeBPS=4Mi; while it writes, the endpoint is scraped every 250 ms
- * and, halfway, ControllerModifyVolume raises the limit to 8Mi. One full scrape taken during the
+ * The Grafana dashboard against a real scrape, and the data of the picture in
+ * docs/observability.md. A pod writes through a volume limited to writeBPS=4Mi; while it writes,
+ * the endpoint is scraped every 250 ms and, halfway, ControllerModifyVolume raises the limit to 8Mi. One full scrape taken during the
  * I/O must serve every metric name and label the dashboard's queries use. The series (limit and
  * written bytes per scrape) and fio's bandwidth log (1 s means) are kept in the run's out directory, where
  * scripts/plot-limit-change.sh renders them; dashboard-change.txt holds the call's start and reply

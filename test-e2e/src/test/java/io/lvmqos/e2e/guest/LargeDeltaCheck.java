@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A delta of 102 400 changed chunks of a 10 GiB thin volume, streamed: every chunk arrives, in pages
  * no larger than max_results, while the driver (a 32 MiB heap, as shipped) stays within a bounded
- * resident size. The time taken is printed for the README, not asserted.
+ * resident size. The time taken is printed for docs/changed-blocks.md, not asserted.
  */
 public class LargeDeltaCheck {
 

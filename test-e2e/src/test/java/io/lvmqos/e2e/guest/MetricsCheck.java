@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The metrics endpoint while a limited volume is busy: the driver started with
  * {@code --metrics-address}, a volume at writeBPS=4Mi published into a pod, fio writing in the
  * pod, and the endpoint scraped as Prometheus would, during the run and after it. One scrape is
- * kept in {@code metrics-scrape.txt} for the README.
+ * kept in {@code metrics-scrape.txt} for docs/observability.md.
  */
 public class MetricsCheck {
 

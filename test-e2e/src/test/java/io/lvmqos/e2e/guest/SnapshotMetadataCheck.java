@@ -245,7 +245,7 @@ public class SnapshotMetadataCheck {
                 + GuestCommand.run("dmsetup", "status").stdout());
     }
 
-    /** One real exchange, in protobuf's text form, for the README's section for backup users. */
+    /** One real exchange, in protobuf's text form, for docs/changed-blocks.md. */
     private static void printExchange(String base, String target) {
         Csi.GetMetadataDeltaRequest request = Csi.GetMetadataDeltaRequest.newBuilder().setBaseSnapshotId(base)
                 .setTargetSnapshotId(target).setMaxResults(4).build();

@@ -38,6 +38,24 @@ class LvmReportTest {
         return VOLUMES.stream().filter(lv -> lv.name().equals(name)).findFirst().orElseThrow();
     }
 
+    /** Captured from lvm 2.03.16: vgs --reportformat json -o pv_name -- VG, one row per PV. */
+    @Test
+    void physicalVolumesOfAGroupReport() {
+        String json = """
+                  {
+                      "report": [
+                          {
+                              "vg": [
+                                  {"pv_name":"/dev/loop0"},
+                                  {"pv_name":"/dev/vdb1"}
+                              ]
+                          }
+                      ]
+                  }
+                """;
+        assertEquals(List.of(Path.of("/dev/loop0"), Path.of("/dev/vdb1")), LvmReport.physicalVolumes(json));
+    }
+
     @Test
     void hiddenVolumesInBracketsAreLeftOut() {
         assertEquals(List.of("snap_k", "snap_t", "thinpool", "vol_a", "vol_t"),

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import csi.v1.Csi;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.util.ArrayList;
@@ -159,6 +160,23 @@ public class ControllerCheck {
                 .createVolume(create("too-big", 64 * GIB, Map.of()).build()));
         expectCode(Status.Code.RESOURCE_EXHAUSTED, () -> driver.client().controller()
                 .createVolume(create("too-big-thin", 64 * GIB, thin()).build()));
+        assertEquals(before, ok("lvm", "lvs", "--noheadings", GuestEnv.volumeGroup()).lines().toList().size());
+    }
+
+    /**
+     * A weight or a floor needs io.cost on the group's disks, which this node's plugin was not told
+     * to enable (and this kernel does not have): refused before anything is made, naming the flag.
+     */
+    @Test
+    void aWeightOrFloorWithoutIoCostIsFailedPreconditionAndLeavesNoLv() {
+        int before = ok("lvm", "lvs", "--noheadings", GuestEnv.volumeGroup()).lines().toList().size();
+        for (Map<String, String> guarantee : List.of(Map.of("ioWeight", "800"), Map.of("iopsFloor", "100"))) {
+            StatusRuntimeException e = expectCode(Status.Code.FAILED_PRECONDITION, () -> driver.client().controller()
+                    .createVolume(create("guaranteed", 64 * MIB, guarantee).build()));
+            String message = e.getStatus().getDescription();
+            assertTrue(message.contains(guarantee.keySet().iterator().next()) && message.contains("--io-cost="
+                    + GuestEnv.volumeGroup()), message);
+        }
         assertEquals(before, ok("lvm", "lvs", "--noheadings", GuestEnv.volumeGroup()).lines().toList().size());
     }
 

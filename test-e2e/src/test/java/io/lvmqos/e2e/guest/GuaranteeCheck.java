@@ -1,0 +1,325 @@
+package io.lvmqos.e2e.guest;
+
+import static io.lvmqos.e2e.guest.Csi2.MIB;
+import static io.lvmqos.e2e.guest.Csi2.create;
+import static io.lvmqos.e2e.guest.Csi2.expectCode;
+import static io.lvmqos.e2e.uml.GuestCommand.ok;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import csi.v1.Csi;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.lvmqos.e2e.guest.GuestPods.Pod;
+import io.lvmqos.e2e.guest.GuestPods.QosClass;
+import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.volume.LvmNames;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Weights and floors through the driver's own parameters, in a node whose kernel has io.cost
+ * (Debian's stock kernel under qemu, {@code QemuGuest}): the one disk is throttled by qemu to a
+ * fixed number of I/O operations per second, so the disk, not the emulated CPU, is what the pods
+ * contend for. Every pod reads 4 KiB blocks at random from a raw block volume of its own on the
+ * thin pool, with direct I/O and 16 in flight, from a container cgroup below its pod cgroup, the
+ * way kubelet lays pods out (a kubepods tree with QoS slices, system.slice beside it).
+ *
+ * <p>Nothing here writes io.weight or io.cost files: the driver does, from --io-cost and the
+ * StorageClass keys. The figures go to the run's out dir as guarantee.txt.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+public class GuaranteeCheck {
+
+    /** What qemu lets the disk do (QemuGuest's throttle), the figure the operator declares. */
+    static final int DISK_IOPS = 400;
+    static final String MODEL = "ctrl=user model=linear rbps=200000000 rseqiops=380 rrandiops=380 wbps=200000000"
+            + " wseqiops=380 wrandiops=380";
+    private static final String METRICS = "127.0.0.1:9811";
+    private static final int FIO_SECONDS = 20;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static GuestDriver driver;
+    /** What the disk gives one reader with io.cost off: measured before the driver turns it on. */
+    private static double uncontrolledIops;
+    private static final List<String> report = new ArrayList<>();
+
+    private final List<Published> published = new ArrayList<>();
+
+    /** A volume published as a raw block device into a pod of its own. */
+    record Published(Csi.Volume volume, Path staging, Path target, Pod pod) {
+    }
+
+    @BeforeAll
+    static void start() throws Exception {
+        GuestEnv.assumeInGuest();
+        // kubelet's neighbours at the root: system.slice, where the node's own services run
+        Files.createDirectories(GuestEnv.cgroupRoot().resolve("system.slice"));
+        uncontrolledIops = readIops(List.of(fioArgs(GuestEnv.disks().getFirst(), "vda")), List.of())
+                .getFirst();
+        note("the disk alone, io.cost off: %.0f IOPS", uncontrolledIops);
+        driver = GuestDriver.start("--metrics-address", METRICS, "--io-cost", GuestEnv.volumeGroup(),
+                "--io-cost-model", GuestEnv.volumeGroup() + ":" + MODEL,
+                "--io-capacity", GuestEnv.volumeGroup() + ":iops=" + DISK_IOPS);
+        assertTrue(driver.log().contains("io.cost on disk"), "the driver says what it set:\n" + driver.log());
+    }
+
+    @AfterEach
+    void tearDown() {
+        for (Published p : published) {
+            try {
+                Csi2.unpublishUnstageDelete(driver.client(), p.volume().getVolumeId(), p.staging(), List.of(p.target()));
+            } catch (RuntimeException e) {
+                System.err.println("cleaning up " + p.volume().getVolumeId() + ": " + e);
+            }
+            GuestPods.remove(p.pod());
+        }
+        published.clear();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (driver != null) {
+            driver.close();
+        }
+        if (GuestEnv.inGuest()) {
+            Files.write(GuestEnv.outDir().resolve("guarantee.txt"), report, StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    @Order(1)
+    void weightsShareTheContendedDiskAndAWeightedPodAloneGetsAllOfIt() throws Exception {
+        Published heavy = publish("heavy", Map.of("lvmType", "thin", "ioWeight", "800"), QosClass.BURSTABLE);
+        Published light = publish("light", Map.of("lvmType", "thin", "ioWeight", "100"), QosClass.BURSTABLE);
+        String disk = diskOf(heavy);
+        assertEquals("800", weightLine(heavy.pod(), disk), "the heavy pod's own weight on the disk");
+
+        List<Double> iops = contend(heavy, light);
+        double ratio = iops.get(0) / iops.get(1);
+        note("ioWeight 800 vs 100: %.0f vs %.0f IOPS, ratio %.2f (asked 8)", iops.get(0), iops.get(1), ratio);
+        assertTrue(Math.abs(ratio - 8) <= 8 * 0.15, "ratio " + ratio + " not within 15% of 8: " + iops);
+
+        double alone = readIops(List.of(fioArgs(heavy.target(), "alone")), List.of(heavy.pod())).getFirst();
+        note("ioWeight 800 alone: %.0f IOPS, %.0f%% of the disk with io.cost off", alone, 100 * alone / uncontrolledIops);
+        assertTrue(alone >= 0.9 * uncontrolledIops, "alone " + alone + " < 90% of " + uncontrolledIops);
+
+        // a class change reaches the running pod's cgroup by the time the call answers
+        long asked = System.nanoTime();
+        driver.client().controller().controllerModifyVolume(Csi.ControllerModifyVolumeRequest.newBuilder()
+                .setVolumeId(heavy.volume().getVolumeId()).putMutableParameters("ioWeight", "100").build());
+        double replyMs = (System.nanoTime() - asked) / 1e6;
+        assertEquals("100", weightLine(heavy.pod(), disk), "the new weight in the running pod's cgroup at the reply");
+        note("ControllerModifyVolume ioWeight 800 -> 100: answered in %.0f ms, io.weight rewritten by then", replyMs);
+
+        List<Double> equal = contend(heavy, light);
+        double equalRatio = equal.get(0) / equal.get(1);
+        note("ioWeight 100 vs 100: %.0f vs %.0f IOPS, ratio %.2f", equal.get(0), equal.get(1), equalRatio);
+        assertTrue(equalRatio >= 0.8 && equalRatio <= 1.25, "equal weights gave " + equalRatio);
+    }
+
+    @Test
+    @Order(2)
+    void aFloorHoldsAgainstFourSaturatingNeighboursInOtherQosClasses() throws Exception {
+        Published floored = publish("floored", Map.of("lvmType", "thin", "iopsFloor", "200"), QosClass.BURSTABLE);
+        List<Published> neighbours = new ArrayList<>();
+        for (QosClass qos : List.of(QosClass.BURSTABLE, QosClass.BURSTABLE, QosClass.BESTEFFORT, QosClass.BESTEFFORT)) {
+            neighbours.add(publish("neighbour" + neighbours.size(), Map.of("lvmType", "thin"), qos));
+        }
+        String disk = diskOf(floored);
+        Path kubepods = floored.pod().cgroup().getParent().getParent();
+        note("floor 200 of %d IOPS: weights kubepods %s, QoS slice %s, pod %s", DISK_IOPS,
+                weightLine(kubepods, disk), weightLine(floored.pod().cgroup().getParent(), disk),
+                weightLine(floored.pod(), disk));
+        List<Published> all = new ArrayList<>(List.of(floored));
+        all.addAll(neighbours);
+        List<Double> iops = contend(all.toArray(Published[]::new));
+        note("floor 200 against 4 saturating neighbours: %.0f IOPS; neighbours %s", iops.getFirst(),
+                iops.subList(1, iops.size()).stream().map(v -> String.format("%.0f", v)).toList());
+        assertTrue(iops.getFirst() >= 180, "the floored pod got " + iops.getFirst() + " IOPS, below 180: " + iops);
+
+        // the admission: 200 of 400 promised, so 300 more does not fit, and nothing is made
+        StatusRuntimeException refused = expectCode(Status.Code.RESOURCE_EXHAUSTED,
+                () -> driver.client().controller().createVolume(create("toomuch", 32 * MIB,
+                        Map.of("lvmType", "thin", "iopsFloor", "300")).build()));
+        String message = refused.getStatus().getDescription();
+        note("a floor that does not fit: %s", message);
+        assertTrue(message.contains("promised 200 IOPS") && message.contains("asked 300 IOPS")
+                && message.contains("declared 400 IOPS"), message);
+        assertFalse(ok("lvm", "lvs", "--noheadings", "-o", "lv_name").contains(LvmNames.volumeLvName("toomuch")),
+                "a refused create leaves no LV");
+        // raising a floor beyond the disk changes nothing
+        expectCode(Status.Code.RESOURCE_EXHAUSTED, () -> driver.client().controller().controllerModifyVolume(
+                Csi.ControllerModifyVolumeRequest.newBuilder().setVolumeId(neighbours.getFirst().volume().getVolumeId())
+                        .putMutableParameters("iopsFloor", "250").build()));
+        assertFalse(tagsOf(neighbours.getFirst()).contains("fiops"), "a refused modify leaves the tags as they were");
+        // the metrics show what is promised against what is declared
+        MetricsScrape metrics = MetricsScrape.of(METRICS, "");
+        assertEquals(200, metrics.require("lvmqos_floor_promised_iops", Map.of("volume_group", GuestEnv.volumeGroup())));
+        assertEquals(DISK_IOPS, metrics.require("lvmqos_floor_capacity_iops", Map.of("volume_group", GuestEnv.volumeGroup())));
+    }
+
+    @Test
+    @Order(3)
+    void aDeletedVolumeFreesItsFloorAndItsPodsWeightsGo() throws Exception {
+        Published first = publish("first", Map.of("lvmType", "thin", "iopsFloor", "300"), QosClass.BESTEFFORT);
+        String disk = diskOf(first);
+        Path slice = first.pod().cgroup().getParent();
+        assertTrue(weightLine(slice, disk) != null, "the floored pod's QoS slice has a weight on the disk");
+        Csi2.unpublishUnstageDelete(driver.client(), first.volume().getVolumeId(), first.staging(), List.of(first.target()));
+        published.remove(first);
+        GuestPods.remove(first.pod());
+        assertEquals(null, weightLine(slice, disk), "no line is left once no floored pod is on the disk");
+        Published second = publish("second", Map.of("lvmType", "thin", "iopsFloor", "300"), QosClass.BURSTABLE);
+        assertTrue(weightLine(second.pod(), disk) != null);
+    }
+
+    @Test
+    @Order(4)
+    void aCapStillHoldsExactlyBesideAShare() throws Exception {
+        Published capped = publish("capped", Map.of("lvmType", "thin", "ioWeight", "800", "readIOPS", "100"),
+                QosClass.BURSTABLE);
+        Published other = publish("other", Map.of("lvmType", "thin"), QosClass.BURSTABLE);
+        List<Double> iops = contend(capped, other);
+        note("ioWeight 800 with readIOPS 100 beside an unlimited pod: %.0f vs %.0f IOPS", iops.get(0), iops.get(1));
+        assertTrue(iops.get(0) >= 95 && iops.get(0) <= 105, "capped pod at " + iops.get(0));
+        assertTrue(iops.get(1) >= 0.6 * uncontrolledIops, "the other pod takes the rest: " + iops.get(1));
+    }
+
+    @Test
+    @Order(5)
+    void badGuaranteesAreRefusedWithTheParameterNamed() {
+        for (String weight : List.of("0", "10001", "1.5", "abc")) {
+            StatusRuntimeException e = expectCode(Status.Code.INVALID_ARGUMENT, () -> driver.client().controller()
+                    .createVolume(create("bad-weight", 32 * MIB, Map.of("lvmType", "thin", "ioWeight", weight)).build()));
+            assertTrue(e.getStatus().getDescription().contains("ioWeight"), e.getStatus().getDescription());
+        }
+        StatusRuntimeException aboveCap = expectCode(Status.Code.INVALID_ARGUMENT, () -> driver.client().controller()
+                .createVolume(create("above-cap", 32 * MIB, Map.of("lvmType", "thin", "readIOPS", "100",
+                        "readIOPSFloor", "150")).build()));
+        note("a floor above the cap: %s", aboveCap.getStatus().getDescription());
+        StatusRuntimeException noCapacity = expectCode(Status.Code.FAILED_PRECONDITION, () -> driver.client()
+                .controller().createVolume(create("no-capacity", 32 * MIB, Map.of("lvmType", "thin",
+                        "bpsFloor", "10Mi")).build()));
+        note("a bytes floor where only IOPS are declared: %s", noCapacity.getStatus().getDescription());
+        assertTrue(noCapacity.getStatus().getDescription().contains("--io-capacity"));
+        String lvs = ok("lvm", "lvs", "--noheadings", "-o", "lv_name");
+        for (String name : List.of("bad-weight", "above-cap", "no-capacity")) {
+            assertFalse(lvs.contains(LvmNames.volumeLvName(name)), name + " left an LV");
+        }
+    }
+
+    // --- helpers ---
+
+    private Published publish(String name, Map<String, String> parameters, QosClass qos) throws IOException {
+        Csi.VolumeCapability block = Csi2.block();
+        Csi.Volume volume = driver.client().controller().createVolume(create(name, 32 * MIB, parameters).build())
+                .getVolume();
+        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/" + name + "/globalmount");
+        Files.createDirectories(staging);
+        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(block).build());
+        Pod pod = GuestPods.create(qos);
+        Path target = pod.blockPath(name);
+        driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
+                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                .setTargetPath(target.toString()).setVolumeCapability(block)
+                .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
+        Published p = new Published(volume, staging, target, pod);
+        published.add(p);
+        // provisioned once, outside any pod: reads of a thin volume's unwritten blocks never reach the disk
+        ok("dd", "if=/dev/zero", "of=" + target, "bs=1M", "count=32", "oflag=direct", "status=none");
+        return p;
+    }
+
+    /** Every pod reads at once; their IOPS in the same order. */
+    private static List<Double> contend(Published... pods) throws IOException, InterruptedException {
+        List<List<String>> jobs = new ArrayList<>();
+        List<Pod> in = new ArrayList<>();
+        for (Published p : pods) {
+            jobs.add(fioArgs(p.target(), p.volume().getVolumeId().replaceAll("[^A-Za-z0-9]", "")));
+            in.add(p.pod());
+        }
+        return readIops(jobs, in);
+    }
+
+    static List<String> fioArgs(Path file, String name) {
+        return List.of("fio", "--output-format=json", "--name=" + name, "--filename=" + file, "--rw=randread",
+                "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=16", "--size=32M", "--time_based",
+                "--runtime=" + FIO_SECONDS, "--ramp_time=2", "--readonly");
+    }
+
+    /** Runs the jobs at once, each in a new container of its pod (none: outside any pod); their read IOPS. */
+    private static List<Double> readIops(List<List<String>> jobs, List<Pod> pods) throws IOException, InterruptedException {
+        List<Process> running = new ArrayList<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            List<String> argv = i < pods.size() ? pods.get(i).inNewContainer(jobs.get(i)) : jobs.get(i);
+            running.add(new ProcessBuilder(argv).redirectErrorStream(true).start());
+        }
+        List<Double> iops = new ArrayList<>();
+        for (Process fio : running) {
+            String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(fio.waitFor(FIO_SECONDS + 60, TimeUnit.SECONDS), "fio did not finish");
+            assertEquals(0, fio.exitValue(), out);
+            JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("read");
+            iops.add(job.path("iops").asDouble());
+        }
+        return iops;
+    }
+
+    /** The disk under the volume, from the pod's view of sysfs as the driver reads it. */
+    private static String diskOf(Published p) {
+        String lv = ok("readlink", "-f", p.target().toString()).strip();
+        String dm = Path.of(lv).getFileName().toString();
+        Path at = Path.of("/sys/class/block", dm);
+        while (true) {
+            List<String> slaves = ok("ls", at.resolve("slaves").toString()).lines().filter(l -> !l.isBlank()).toList();
+            if (slaves.isEmpty()) {
+                return ok("cat", at.resolve("dev").toString()).strip();
+            }
+            at = Path.of("/sys/class/block", slaves.getFirst());
+        }
+    }
+
+    private static String weightLine(Pod pod, String disk) throws IOException {
+        return weightLine(pod.cgroup(), disk);
+    }
+
+    /** The cgroup's own weight on the disk, or null when it has no line for it. */
+    private static String weightLine(Path cgroup, String disk) throws IOException {
+        for (String line : Files.readAllLines(cgroup.resolve("io.weight"))) {
+            String[] f = line.strip().split("\\s+");
+            if (f.length == 2 && f[0].equals(disk)) {
+                return f[1];
+            }
+        }
+        return null;
+    }
+
+    private static String tagsOf(Published p) {
+        return ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", GuestEnv.volumeGroup() + "/"
+                + Csi2.lvName(p.volume().getVolumeId()));
+    }
+
+    private static void note(String format, Object... args) {
+        String line = String.format(format, args);
+        System.out.println("guarantee: " + line);
+        report.add(line);
+    }
+}

@@ -100,6 +100,6 @@ class MainCommandLineTest {
         assertTrue(help.contains("(default: unix:///csi/csi.sock)"), help);
         assertTrue(help.contains("(default: 30)"), help);
         assertTrue(help.lines().allMatch(line -> line.length() <= 100), help);
-        assertEquals(12, Main.optionNames().size(), Main.optionNames().toString());
+        assertEquals(16, Main.optionNames().size(), Main.optionNames().toString());
     }
 }

@@ -1,7 +1,6 @@
 package io.lvmqos.node;
 
 import io.lvmqos.cgroup.CgroupLimitsWriter;
-import io.lvmqos.cgroup.CgroupMode;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
@@ -113,7 +112,7 @@ public final class PodLimits implements PodLimitsApplier {
      */
     public void apply(String podUid, DeviceNumber device, IoLimits limits) {
         Path cgroup = cgroups.require(podUid);
-        if (cgroups.mode() == CgroupMode.V1) {
+        if (writer.copiesToContainers()) {
             watcher.watch(cgroup); // before the writes: a container made meanwhile is caught either way
         }
         writer.apply(cgroup, device, limits);
@@ -124,7 +123,7 @@ public final class PodLimits implements PodLimitsApplier {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
         cgroup.ifPresent(path -> {
             writer.remove(path, device);
-            if (cgroups.mode() == CgroupMode.V1 && !writer.hasV1Limits(path)) {
+            if (writer.copiesToContainers() && writer.limitedDevices(path).isEmpty()) {
                 watcher.unwatch(path);
             }
         });
@@ -136,7 +135,7 @@ public final class PodLimits implements PodLimitsApplier {
      * for more. The pod cgroup's own files say what the pod should have.
      */
     public void resume() {
-        if (cgroups.mode() != CgroupMode.V1) {
+        if (!writer.copiesToContainers()) {
             return;
         }
         Set<String> pods = new LinkedHashSet<>();
@@ -148,7 +147,7 @@ public final class PodLimits implements PodLimitsApplier {
         for (String pod : pods) {
             try {
                 Optional<Path> cgroup = cgroups.find(pod).cgroup();
-                if (cgroup.isPresent() && writer.hasV1Limits(cgroup.get())) {
+                if (cgroup.isPresent() && !writer.limitedDevices(cgroup.get()).isEmpty()) {
                     watcher.watch(cgroup.get());
                     writer.copyPodLimitsToAll(cgroup.get());
                     log.info("cgroup v1: limits of pod {} resumed in the cgroups below {}", pod, cgroup.get());

@@ -77,7 +77,7 @@ public final class Driver {
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName(), mountTable);
         kubeletPaths.propagation().problem().ifPresent(health::misconfigured);
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
-        CgroupLimitsWriter limitsWriter = new CgroupLimitsWriter(settings.cgroupRoot());
+        CgroupLimitsWriter limitsWriter = CgroupLimitsWriter.forNode(settings.cgroupRoot());
         ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);
         SysBlock sysBlock = new SysBlock(Path.of("/sys"));
         PodLimits podLimits = new PodLimits(podCgroups, limitsWriter, containerWatcher, mountTable,

@@ -46,20 +46,20 @@ class CgroupLimitsWriterTest {
     @Test
     void v2EnablesIoInAncestorsThatLackItThenWritesOneLine() throws IOException {
         Path pod = v2Pod();
-        new CgroupLimitsWriter(root).apply(pod, LV, LIMITS);
+        CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS);
         assertEquals("+io", Files.readString(root.resolve("cgroup.subtree_control")));
         assertEquals("+io", Files.readString(root.resolve("kubepods.slice/cgroup.subtree_control")));
         assertEquals("cpu io memory pids\n",
                 Files.readString(pod.getParent().resolve("cgroup.subtree_control")), "already enabled: untouched");
         assertEquals("253:4 rbps=4194304 wbps=2097152 riops=max wiops=200", Files.readString(pod.resolve("io.max")));
-        assertEquals(Optional.of(LIMITS), new CgroupLimitsWriter(root).read(pod, LV));
+        assertEquals(Optional.of(LIMITS), CgroupLimitsWriter.forNode(root).read(pod, LV));
     }
 
     @Test
     void v2WithoutTheIoControllerIsUnavailable() throws IOException {
         Path pod = v2Pod();
         Files.writeString(root.resolve("cgroup.controllers"), "cpu memory pids\n");
-        var e = assertThrows(DriverException.Unavailable.class, () -> new CgroupLimitsWriter(root).apply(pod, LV, LIMITS));
+        var e = assertThrows(DriverException.Unavailable.class, () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
         assertTrue(e.getMessage().contains("io controller"), e.getMessage());
     }
 
@@ -68,7 +68,7 @@ class CgroupLimitsWriterTest {
         Path pod = v2Pod();
         Files.delete(pod.resolve("io.max"));
         Files.createDirectory(pod.resolve("io.max"));
-        assertThrows(DriverException.class, () -> new CgroupLimitsWriter(root).apply(pod, LV, LIMITS));
+        assertThrows(DriverException.class, () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
     }
 
     @Test
@@ -78,7 +78,7 @@ class CgroupLimitsWriterTest {
             Files.writeString(root.resolve("blkio").resolve(file.file), "");
             Files.writeString(pod.resolve(file.file), "");
         }
-        new CgroupLimitsWriter(root).apply(pod, LV, LIMITS);
+        CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS);
         assertEquals("253:4 4194304", Files.readString(pod.resolve("blkio.throttle.read_bps_device")));
         assertEquals("253:4 2097152", Files.readString(pod.resolve("blkio.throttle.write_bps_device")));
         assertEquals("253:4 0", Files.readString(pod.resolve("blkio.throttle.read_iops_device")));
@@ -99,13 +99,13 @@ class CgroupLimitsWriterTest {
         Path pod = v1Cgroup(root.resolve("blkio/kubepods/burstable/pod1234-abcd"));
         Path pause = v1Cgroup(pod.resolve("aaaa"));
         Path app = v1Cgroup(pod.resolve("bbbb"));
-        CgroupLimitsWriter writer = new CgroupLimitsWriter(root);
+        CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(root);
         writer.apply(pod, LV, LIMITS);
         for (Path container : java.util.List.of(pause, app)) {
             assertEquals("253:4 2097152", Files.readString(container.resolve("blkio.throttle.write_bps_device")));
             assertEquals("253:4 200", Files.readString(container.resolve("blkio.throttle.write_iops_device")));
         }
-        assertTrue(writer.hasV1Limits(pod));
+        assertTrue(!writer.limitedDevices(pod).isEmpty());
         writer.remove(pod, LV);
         for (Path cgroup : java.util.List.of(pod, pause, app)) {
             assertEquals("253:4 0", Files.readString(cgroup.resolve("blkio.throttle.write_bps_device")), "lifted in " + cgroup);
@@ -119,11 +119,11 @@ class CgroupLimitsWriterTest {
         Files.writeString(pod.resolve("blkio.throttle.write_bps_device"), "253:4 4194304\n");
         Files.writeString(pod.resolve("blkio.throttle.read_iops_device"), "253:4 200\n");
         Path later = v1Cgroup(pod.resolve("cccc"));
-        new CgroupLimitsWriter(root).copyPodLimits(pod, later);
+        CgroupLimitsWriter.forNode(root).copyPodLimits(pod, later);
         assertEquals("253:4 4194304", Files.readString(later.resolve("blkio.throttle.write_bps_device")));
         assertEquals("253:4 200", Files.readString(later.resolve("blkio.throttle.read_iops_device")));
         assertEquals("", Files.readString(later.resolve("blkio.throttle.read_bps_device")), "no line the pod lacks");
-        new CgroupLimitsWriter(root).copyPodLimits(pod, pod.resolve("gone")); // a container that already ended
+        CgroupLimitsWriter.forNode(root).copyPodLimits(pod, pod.resolve("gone")); // a container that already ended
     }
 
     @Test
@@ -156,11 +156,11 @@ class CgroupLimitsWriterTest {
     void aPodCgroupOutsideTheHierarchyIsRefused(@TempDir Path elsewhere) throws IOException {
         v2Pod();
         assertThrows(DriverException.InvalidArgument.class,
-                () -> new CgroupLimitsWriter(root).apply(elsewhere, LV, LIMITS));
+                () -> CgroupLimitsWriter.forNode(root).apply(elsewhere, LV, LIMITS));
         assertThrows(DriverException.InvalidArgument.class,
-                () -> new CgroupLimitsWriter(root).apply(root, LV, LIMITS));
+                () -> CgroupLimitsWriter.forNode(root).apply(root, LV, LIMITS));
         assertThrows(DriverException.InvalidArgument.class,
-                () -> new CgroupLimitsWriter(root).apply(root.resolve("kubepods.slice/../x"), LV, LIMITS));
+                () -> CgroupLimitsWriter.forNode(root).apply(root.resolve("kubepods.slice/../x"), LV, LIMITS));
     }
 
     @Test
@@ -168,6 +168,6 @@ class CgroupLimitsWriterTest {
         Path pod = v2Pod();
         Files.delete(pod.resolve("io.max"));
         Files.delete(pod);
-        new CgroupLimitsWriter(root).remove(pod, LV);
+        CgroupLimitsWriter.forNode(root).remove(pod, LV);
     }
 }

@@ -322,7 +322,7 @@ public class PublishBenchCheck {
         private final Path umountProgram;
         private final Mounter mounter = Mounter.create(new MountTable());
         private final MountTable mountTable = new MountTable();
-        private final CgroupLimitsWriter writer = new CgroupLimitsWriter(GuestEnv.cgroupRoot());
+        private final CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(GuestEnv.cgroupRoot());
         private final PodCgroups podCgroups = new PodCgroups(GuestEnv.cgroupRoot());
         private final KubeletPaths paths = new KubeletPaths(GuestDriver.KUBELET);
         private final IoLimits limits = new IoLimits(OptionalLong.empty(), OptionalLong.of(WRITE_BPS),

@@ -286,10 +286,13 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         };
     }
 
-    /** mutable_parameters may carry only QoS keys, and they win over the StorageClass's parameters. */
+    /**
+     * mutable_parameters may carry only QoS keys, and they win over the StorageClass's parameters;
+     * their values are read once, with the rest, by {@link VolumeParameters#parse}.
+     */
     private static Map<String, String> withMutableParameters(Map<String, String> parameters,
                                                              Map<String, String> mutable) {
-        QosParameters.parseMutable(mutable);
+        QosParameters.requireMutableKeys(mutable);
         Map<String, String> merged = new HashMap<>(parameters);
         merged.putAll(mutable);
         return merged;

@@ -70,13 +70,21 @@ public final class QosParameters {
      * key leaves that limit as it is, and {@value #NO_LIMIT} lifts it.
      */
     public static QosChange parseMutable(Map<String, String> mutable) {
+        requireMutableKeys(mutable);
+        return change(mutable);
+    }
+
+    /**
+     * Refuses a key a VolumeAttributesClass may not carry; the values are read where they are
+     * used (CreateVolume reads them with the StorageClass's parameters they override).
+     */
+    public static void requireMutableKeys(Map<String, String> mutable) {
         for (String key : mutable.keySet()) {
             if (!isQosKey(key)) {
                 throw DriverException.invalidArgument("mutable parameter " + Echo.of(key) + " is not supported: the mutable "
                         + "parameters are the QoS keys " + String.join(", ", KEYS));
             }
         }
-        return change(mutable);
     }
 
     /** Reads the QoS keys of {@code parameters} (a StorageClass); other keys are the caller's business. */

@@ -4,7 +4,6 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
-import io.lvmqos.mount.PinnedMount;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,18 +52,18 @@ public final class Filesystems {
     }
 
     /**
-     * Grows the filesystem on {@code device}, mounted where {@code mount} is pinned, to fill the
-     * device. Both tools grow online; resize2fs would refuse an unmounted ext4 that has not just
-     * been fsck'd, and xfs_growfs works only on a mount point, so the mount is required and checked.
-     * xfs_growfs is given the pinned mount's descriptor path, so that it opens that filesystem and
-     * no other, whatever a path's name leads to by then.
+     * Grows the filesystem on {@code device}, mounted as {@code mount} says, to fill the device.
+     * Both tools grow online; resize2fs would refuse an unmounted ext4 that has not just been
+     * fsck'd, and xfs_growfs works only on a mount point, so the mount is required and checked.
+     * xfs_growfs is given the mount's path for a child (a pinned descriptor's), so that it opens
+     * that filesystem and no other, whatever a path's name leads to by then.
      */
-    public void grow(Path device, PinnedMount mount, FsType type) {
+    public void grow(Path device, MountedFilesystem mount, FsType type) {
         DeviceNumber number = DeviceNumber.of(device);
-        Path mountPoint = mount.entry().mountPoint();
-        if (mount.isDeviceNode() || !mount.entry().device().equals(number)) {
+        Path mountPoint = mount.mountPoint();
+        if (mount.deviceNode() || !mount.device().equals(number)) {
             throw DriverException.failedPrecondition("cannot grow " + device + " (" + number + "): "
-                    + mountPoint + " is a mount of " + mount.entry().device() + " " + mount.entry().source()
+                    + mountPoint + " is a mount of " + mount.device() + " " + mount.source()
                     + "; it must be mounted there to grow online");
         }
         List<String> args = new ArrayList<>();

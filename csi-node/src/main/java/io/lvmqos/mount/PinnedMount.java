@@ -1,6 +1,7 @@
 package io.lvmqos.mount;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.device.MountedFilesystem;
 import io.lvmqos.errors.DriverException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -52,6 +53,11 @@ public record PinnedMount(Beneath.Fd fd, MountEntry entry) implements AutoClosea
      */
     public String pathForChild() {
         return "/proc/" + ProcessHandle.current().pid() + "/fd/" + fd.number();
+    }
+
+    /** What growing the filesystem needs to know of this mount. */
+    public MountedFilesystem mounted() {
+        return new MountedFilesystem(entry.device(), entry.source(), entry.mountPoint(), isDeviceNode(), pathForChild());
     }
 
     @Override

@@ -142,7 +142,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             try (PinnedMount mount = mounter.pin(paths.beneath(), staging).orElseThrow(() -> DriverException
                     .failedPrecondition("the volume " + volume.id() + " mounted at " + staging
                             + " a moment ago is no longer mounted there"))) {
-                filesystems.grow(device, mount, type);
+                filesystems.grow(device, mount.mounted(), type);
             }
         }
     }
@@ -428,7 +428,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     "volume " + volume.id() + " vanished while it was being expanded"));
             DeviceNumber number = DeviceNumber.of(grown.devicePath());
             if (!block) {
-                filesystems.grow(grown.devicePath(), mount, FsType.fromCsi(mount.entry().fsType()));
+                filesystems.grow(grown.devicePath(), mount.mounted(), FsType.fromCsi(mount.entry().fsType()));
             }
             // per-GiB limits follow the new size, for every pod using the volume now
             Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(grown.devicePath())) : Optional.empty();

@@ -91,7 +91,7 @@ class FilesystemsRootTest {
         mounter.mount(Path.of("tmpfs"), mountPoint, "tmpfs", java.util.Set.of(), "size=1m");
         try (PinnedMount other = pin()) {
             var e = assertThrows(DriverException.FailedPrecondition.class,
-                    () -> filesystems.grow(loop.path(), other, FsType.EXT4));
+                    () -> filesystems.grow(loop.path(), other.mounted(), FsType.EXT4));
             assertTrue(e.getMessage().contains("must be mounted there"), e.getMessage());
         }
     }
@@ -117,7 +117,7 @@ class FilesystemsRootTest {
         loop.grow(LARGE);
         assertEquals(LARGE, loop.sizeBytes());
         try (PinnedMount mount = pin()) {
-            filesystems.grow(loop.path(), mount, type);
+            filesystems.grow(loop.path(), mount.mounted(), type);
         }
 
         long after = Files.getFileStore(mountPoint).getTotalSpace();

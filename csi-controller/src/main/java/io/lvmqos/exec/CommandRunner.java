@@ -1,9 +1,12 @@
 package io.lvmqos.exec;
 
 import io.lvmqos.errors.DriverException;
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,6 +18,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,7 +96,7 @@ public final class CommandRunner {
             String out = stdout.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
             String err = stderr.get(drainUntil - System.nanoTime(), TimeUnit.NANOSECONDS);
             result = new CommandResult(command, process.exitValue(), out, err);
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             throw DriverException.deadlineExceeded(command.display() + " exited, but a process it started kept its "
                     + "output open past the " + timeout.toMillis() + " ms timeout");
         } catch (InterruptedException e) {
@@ -117,7 +122,7 @@ public final class CommandRunner {
         Duration timeout = effectiveTimeout(command.timeout());
         Process process = start(command);
         CompletableFuture<String> stderr = drain(process.getErrorStream());
-        java.util.concurrent.atomic.AtomicBoolean timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean timedOut = new AtomicBoolean();
         Thread watchdog = Thread.ofVirtual().start(() -> {
             try {
                 if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
@@ -128,8 +133,8 @@ public final class CommandRunner {
                 // the reader finished first
             }
         });
-        try (java.io.BufferedReader reader = new java.io.BufferedReader(
-                new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
                 lines.accept(line);
             }
@@ -150,7 +155,7 @@ public final class CommandRunner {
         String err;
         try {
             err = stderr.get(OUTPUT_GRACE.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.TimeoutException | ExecutionException e) {
+        } catch (TimeoutException | ExecutionException e) {
             err = "";
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -163,7 +168,7 @@ public final class CommandRunner {
         ProcessBuilder builder = new ProcessBuilder(command.argv());
         builder.environment().put("LC_ALL", "C");
         builder.environment().putAll(environment);
-        builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         try {
             return builder.start();
         } catch (IOException e) {

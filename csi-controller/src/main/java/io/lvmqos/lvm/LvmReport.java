@@ -6,11 +6,15 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.Set;
+import java.util.stream.Stream;
 
 /** Decodes {@code lvs}/{@code vgs --reportformat json --units b --nosuffix --binary} into records. */
 final class LvmReport {
@@ -22,7 +26,7 @@ final class LvmReport {
             "chunk_size", "seg_type");
     static final List<String> VG_FIELDS = List.of("vg_name", "vg_size", "vg_free", "vg_extent_size");
     /** lvs can report its VG's fields on every row: one command then gives both. */
-    static final List<String> LV_AND_VG_FIELDS = java.util.stream.Stream.concat(LV_FIELDS.stream(),
+    static final List<String> LV_AND_VG_FIELDS = Stream.concat(LV_FIELDS.stream(),
             VG_FIELDS.stream().filter(f -> !LV_FIELDS.contains(f))).toList();
 
     private static final DateTimeFormatter LV_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss Z");
@@ -32,7 +36,7 @@ final class LvmReport {
 
     static List<LogicalVolume> logicalVolumes(String json) {
         List<LogicalVolume> volumes = new ArrayList<>();
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (Row row : rows(json, "lv")) {
             String name = row.text("lv_name");
             if (name.startsWith("[")) {
@@ -68,7 +72,7 @@ final class LvmReport {
     /** Thin LVs of a report made with {@link #THIN_FIELDS}, each with its pool's chunk size. */
     static List<ThinDevice> thinDevices(String json) {
         List<Row> rows = rows(json, "lv");
-        Map<String, Long> chunkOfPool = new java.util.HashMap<>();
+        Map<String, Long> chunkOfPool = new HashMap<>();
         for (Row row : rows) {
             if ("thin-pool".equals(row.text("segtype"))) {
                 chunkOfPool.put(row.text("lv_name"), Long.parseLong(row.text("chunk_size")));

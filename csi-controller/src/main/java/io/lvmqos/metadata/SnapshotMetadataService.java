@@ -10,6 +10,7 @@ import io.lvmqos.errors.DriverException;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * CSI SnapshotMetadata: allocated and changed blocks of thin snapshots, from their pool's
@@ -70,7 +71,7 @@ public final class SnapshotMetadataService extends SnapshotMetadataGrpc.Snapshot
      * method holds its thread, so readiness is polled; a cancelled call stops the read.
      */
     private static <T> Consumer<List<Csi.BlockMetadata>> paced(StreamObserver<T> reply,
-                                                             java.util.function.Function<List<Csi.BlockMetadata>, T> message) {
+                                                             Function<List<Csi.BlockMetadata>, T> message) {
         ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) reply;
         return page -> {
             while (!call.isReady()) {

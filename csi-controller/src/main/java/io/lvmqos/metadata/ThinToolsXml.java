@@ -1,5 +1,6 @@
 package io.lvmqos.metadata;
 
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -55,7 +56,7 @@ final class ThinToolsXml {
         if (!matcher.matches()) {
             return Optional.empty();
         }
-        Map<String, String> attributes = new java.util.HashMap<>();
+        Map<String, String> attributes = new HashMap<>();
         Matcher attribute = ATTRIBUTE.matcher(matcher.group(2));
         while (attribute.find()) {
             attributes.put(attribute.group(1), attribute.group(2));

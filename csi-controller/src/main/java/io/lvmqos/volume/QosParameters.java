@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -199,7 +200,7 @@ public final class QosParameters {
 
     /** The key's limit: empty when the key is absent, unlimited for {@value #NO_LIMIT}, else what {@code read} makes. */
     private static Optional<Limit> limit(Map<String, String> parameters, String key,
-                                         java.util.function.Function<String, Limit> read) {
+                                         Function<String, Limit> read) {
         return value(parameters, key).map(text -> text.equals(NO_LIMIT) ? Limit.UNLIMITED : read.apply(text));
     }
 

@@ -3,6 +3,7 @@ package io.lvmqos.volume;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroupContents;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -34,7 +35,7 @@ public final class VolumeCatalog {
      * every start.
      */
     public List<ManagedVolume> reload() {
-        List<ManagedVolume> read = new java.util.ArrayList<>();
+        List<ManagedVolume> read = new ArrayList<>();
         for (String vg : volumeGroups) {
             Optional<VolumeGroupContents> contents = lvm.contents(vg);
             if (contents.isEmpty()) {
@@ -97,7 +98,7 @@ public final class VolumeCatalog {
 
     /** Every managed LV of one kind, read from LVM now, in id order (the order pagination needs). */
     public List<ManagedVolume> list(VolumeId.Kind kind) {
-        List<ManagedVolume> found = new java.util.ArrayList<>();
+        List<ManagedVolume> found = new ArrayList<>();
         for (String vg : volumeGroups) {
             if (lvm.volumeGroup(vg).isEmpty()) {
                 continue;

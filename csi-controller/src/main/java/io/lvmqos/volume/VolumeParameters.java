@@ -5,6 +5,7 @@ import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -31,7 +32,7 @@ public record VolumeParameters(Optional<String> volumeGroup, LvmType lvmType, St
         LINEAR, THIN;
 
         public String parameterValue() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

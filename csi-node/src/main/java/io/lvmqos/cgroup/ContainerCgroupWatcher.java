@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
@@ -85,7 +86,7 @@ public final class ContainerCgroupWatcher implements AutoCloseable {
             podOf.put(dir, pod);
             directories.put(key, dir);
             keys.put(dir, key);
-        } catch (java.nio.file.NoSuchFileException gone) {
+        } catch (NoSuchFileException gone) {
             // a container cgroup removed before it could be watched
         } catch (IOException e) {
             throw new UncheckedIOException("cannot watch cgroup " + dir + ": " + e.getMessage(), e);

@@ -4,6 +4,7 @@ import io.lvmqos.errors.DriverException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -159,7 +160,7 @@ public final class PodCgroups {
     private static List<Path> subdirectories(Path dir) {
         try (Stream<Path> entries = Files.list(dir)) {
             return entries.filter(Files::isDirectory).sorted().toList();
-        } catch (java.nio.file.NoSuchFileException gone) {
+        } catch (NoSuchFileException gone) {
             return List.of(); // removed while we looked: a cgroup that ended
         } catch (IOException e) {
             throw new UncheckedIOException("cannot list " + dir + ": " + e.getMessage(), e);

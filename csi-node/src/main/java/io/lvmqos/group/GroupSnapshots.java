@@ -9,8 +9,8 @@ import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroupContents;
 import io.lvmqos.metrics.FreezeMetrics;
-import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.KubeletPaths;
+import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
 import io.lvmqos.mount.PinnedMount;
@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -98,10 +99,10 @@ public final class GroupSnapshots {
                     "volume group " + vg + " not found"));
             List<LogicalVolume> existing = members(contents, group);
             Set<String> wanted = sources.stream().map(VolumeId::toString).collect(Collectors.toCollection(
-                    java.util.TreeSet::new));
+                    TreeSet::new));
             if (!existing.isEmpty()) {
                 Set<String> have = existing.stream().map(lv -> lv.tag(VolumeTags.SOURCE).orElse(""))
-                        .collect(Collectors.toCollection(java.util.TreeSet::new));
+                        .collect(Collectors.toCollection(TreeSet::new));
                 if (have.equals(wanted)) {
                     return describe(group, existing);
                 }

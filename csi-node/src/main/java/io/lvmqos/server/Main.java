@@ -7,6 +7,7 @@ import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.NodeIds;
 import io.lvmqos.volume.Quantity;
 import io.lvmqos.volume.VolumeId;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.nio.file.InvalidPathException;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Properties;
 
 /** The node plugin's command line. Serves Identity, Controller and Node on one unix socket. */
 public final class Main {
@@ -209,12 +211,12 @@ public final class Main {
 
         static String version() {
             try (var in = Main.class.getResourceAsStream("/lvmqos-build.properties")) {
-                java.util.Properties properties = new java.util.Properties();
+                Properties properties = new Properties();
                 if (in != null) {
                     properties.load(in);
                 }
                 return properties.getProperty("version", "unknown");
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return "unknown";
             }
         }

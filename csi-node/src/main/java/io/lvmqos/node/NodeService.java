@@ -176,6 +176,12 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         reply.onCompleted();
     }
 
+    /**
+     * Bind-mounts the staged volume (or the device node, for a raw block volume) at the pod's
+     * target, then caps, weights and floors on the pod's cgroup, all before kubelet starts any
+     * container of the pod. A publish already there with the same capability only has its limits
+     * written again; one that cannot be limited is undone.
+     */
     @Override
     public void nodePublishVolume(Csi.NodePublishVolumeRequest request,
                                   StreamObserver<Csi.NodePublishVolumeResponse> reply) {
@@ -192,50 +198,21 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         ManagedVolume volume = volume(request.getVolumeId());
         boolean block = capability.hasBlock();
+        boolean readOnly = request.getReadonly()
+                || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
             Path device = volume.devicePath();
             // read afresh: device-mapper minors change when an LV is activated again
             DeviceNumber number = DeviceNumber.of(device);
             Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();
-            boolean readOnly = request.getReadonly()
-                    || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
             // one read of the mount table answers the questions before the mount: what is at the
             // target and where else the volume is published; only those lines are parsed, so the
             // cost does not grow with the other volumes on the node
             List<MountEntry> mounts = mountTable.selected(List.of(target, staging), Optional.of(number), block);
-            Optional<MountEntry> existing = MountTable.topAt(mounts, target);
-            boolean alreadyPublished = false;
-            if (existing.isPresent()) {
-                MountEntry mount = existing.get();
-                boolean ours = block ? nodeRoot.get().equals(mount.root()) : mount.device().equals(number);
-                if (!ours) {
-                    throw DriverException.alreadyExists("target path " + target + " is already mounted from "
-                            + mount.source() + " (" + mount.device() + " " + mount.root() + "), not from volume "
-                            + volume.id());
-                }
-                if (mount.readOnly() != readOnly) {
-                    throw DriverException.alreadyExists("target path " + target + " is already published "
-                            + (mount.readOnly() ? "read-only" : "read-write") + " with another capability");
-                }
-                alreadyPublished = true;
-            }
+            boolean alreadyPublished = publishedAt(mounts, target, volume, number, nodeRoot, readOnly);
             if (!alreadyPublished) {
                 refuseSecondWriter(mounts, volume, capability, number, nodeRoot, target, staging);
-                if (block) {
-                    paths.createDirectory(target.getParent());
-                    paths.createFile(target);
-                    mounter.bindMount(device.toRealPath(), paths.beneath(), target, readOnly);
-                } else {
-                    Optional<PinnedMount> staged = pinStaging(staging);
-                    try (PinnedMount mount = staged.orElse(null)) {
-                        if (mount == null || !mount.entry().device().equals(number)) {
-                            throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
-                                    + staging + ": call NodeStageVolume first");
-                        }
-                        paths.createDirectory(target);
-                        mounter.bindMount(mount, paths.beneath(), target, readOnly);
-                    }
-                }
+                bindAtTarget(volume, device, number, staging, target, block, readOnly);
             }
             try {
                 limitPod(volume, request, target, number);
@@ -250,6 +227,50 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         reply.onNext(Csi.NodePublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();
+    }
+
+    /**
+     * Whether this volume is published at the target already, as asked; ALREADY_EXISTS when
+     * something else is mounted there, or this volume with the other read-only setting.
+     */
+    private static boolean publishedAt(List<MountEntry> mounts, Path target, ManagedVolume volume, DeviceNumber number,
+                                       Optional<String> nodeRoot, boolean readOnly) {
+        Optional<MountEntry> existing = MountTable.topAt(mounts, target);
+        if (existing.isEmpty()) {
+            return false;
+        }
+        MountEntry mount = existing.get();
+        boolean ours = nodeRoot.map(root -> root.equals(mount.root())).orElse(mount.device().equals(number));
+        if (!ours) {
+            throw DriverException.alreadyExists("target path " + target + " is already mounted from "
+                    + mount.source() + " (" + mount.device() + " " + mount.root() + "), not from volume "
+                    + volume.id());
+        }
+        if (mount.readOnly() != readOnly) {
+            throw DriverException.alreadyExists("target path " + target + " is already published "
+                    + (mount.readOnly() ? "read-only" : "read-write") + " with another capability");
+        }
+        return true;
+    }
+
+    /** The bind mount itself: of the device node for a raw block volume, else of the pinned staging mount. */
+    private void bindAtTarget(ManagedVolume volume, Path device, DeviceNumber number, Path staging, Path target,
+                              boolean block, boolean readOnly) throws IOException {
+        if (block) {
+            paths.createDirectory(target.getParent());
+            paths.createFile(target);
+            mounter.bindMount(device.toRealPath(), paths.beneath(), target, readOnly);
+            return;
+        }
+        Optional<PinnedMount> staged = pinStaging(staging);
+        try (PinnedMount mount = staged.orElse(null)) {
+            if (mount == null || !mount.entry().device().equals(number)) {
+                throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
+                        + staging + ": call NodeStageVolume first");
+            }
+            paths.createDirectory(target);
+            mounter.bindMount(mount, paths.beneath(), target, readOnly);
+        }
     }
 
     /** The staging mount, pinned; empty when nothing (or no staging directory) is there. */

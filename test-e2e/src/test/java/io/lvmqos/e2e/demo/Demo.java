@@ -51,11 +51,16 @@ public final class Demo {
         try {
             options = DemoOptions.parse(List.of(args));
         } catch (IllegalArgumentException e) {
-            System.err.println("demo: " + e.getMessage() + " (see ./demo --help)");
+            System.err.println(refusal(e));
             System.exit(2);
             return;
         }
         System.exit(run(options));
+    }
+
+    /** What a bad option gets, here and from ./demo's own check before anything slow. */
+    static String refusal(IllegalArgumentException badOption) {
+        return "demo: " + badOption.getMessage() + " (see ./demo --help)";
     }
 
     /** The kernel ./demo chose for this machine (scripts/lib.sh exports it), for the header. */

@@ -67,6 +67,67 @@ final class HelmChart {
         return DeployTree.parse(templateText(valuesFiles), "helm template");
     }
 
+    /** What the chart's hooks' annotation keys become in the copy {@link #hooks} renders. */
+    private static final String HOOK_STAND_IN = "hook.rendered-by-the-tests.lvmqos.io/";
+
+    /**
+     * The hooks (`helm test`'s objects) as {@link #template} would render them, their annotations as written.
+     * helm-java gives the release's manifest, which Helm keeps apart from the hooks ({@code helm template}
+     * prints both): so a copy of the chart is rendered in which every {@code helm.sh/hook...} annotation key
+     * is renamed, which makes Helm take those objects as ordinary ones, and the keys are named back here.
+     */
+    static List<YamlNode> hooks(Path... valuesFiles) {
+        Path copy;
+        try {
+            copy = Files.createTempDirectory("lvmqos-chart");
+            try (Stream<Path> files = Files.walk(dir())) {
+                for (Path file : files.toList()) {
+                    Path target = copy.resolve(dir().relativize(file).toString());
+                    if (Files.isDirectory(file)) {
+                        Files.createDirectories(target);
+                    } else if (dir().relativize(file).startsWith("templates")) {
+                        Files.writeString(target, Files.readString(file).replace("helm.sh/hook", HOOK_STAND_IN + "hook"));
+                    } else {
+                        Files.copy(file, target);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        try {
+            String text = render(copy, KUBE_VERSION, Stream.concat(Stream.of(operatorValues()), Stream.of(valuesFiles))
+                    .toList());
+            List<YamlNode> hooks = new java.util.ArrayList<>();
+            for (YamlNode object : DeployTree.parse(text, "helm template (hooks)")) {
+                Map<?, ?> annotations = object.path("metadata.annotations").present()
+                        ? object.path("metadata.annotations").map() : Map.of();
+                if (annotations.keySet().stream().noneMatch(key -> key.toString().startsWith(HOOK_STAND_IN))) {
+                    continue;
+                }
+                Map<Object, Object> named = new java.util.LinkedHashMap<>();
+                annotations.forEach((key, value) -> named.put(key.toString().replace(HOOK_STAND_IN, "helm.sh/"), value));
+                @SuppressWarnings("unchecked")
+                Map<Object, Object> metadata = (Map<Object, Object>) object.get("metadata").value();
+                metadata.put("annotations", named);
+                hooks.add(object);
+            }
+            return hooks;
+        } finally {
+            deleteTree(copy);
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Helm's refusal of the values (schema or template failure), or empty when it renders. */
     static Optional<String> refusal(Path values) {
         return refusal(() -> templateText(values));

@@ -118,6 +118,15 @@ class HelmChartTest {
         assertEquals(pod.daemonSet.path("spec.selector.matchLabels").value(), service.path("spec.selector").value());
         YamlNode podMonitor = DeployTree.only(objects, "PodMonitor");
         assertEquals("20s", podMonitor.path("spec.podMetricsEndpoints").items().getFirst().get("interval").text());
+        List<YamlNode> hooks = HelmChart.hooks(EVERY_OPTION);
+        assertEquals("lvmqos-qos-check", DeployTree.only(hooks, "StorageClass").name());
+        assertEquals(Map.of("writeBPS", "16Mi"), DeployTree.only(hooks, "StorageClass").get("parameters").value());
+        assertEquals("544Mi", DeployTree.only(hooks, "PersistentVolumeClaim").path("spec.resources.requests")
+                .get("storage").text(), "16 MiB/s for 30 s and 64Mi");
+        assertEquals("mirror.example.org/busybox:1.37.0",
+                DeployTree.only(hooks, "Pod").path("spec.containers").items().getFirst().get("image").text());
+        assertEquals(List.of(Map.of("name", "registry-pull")), DeployTree.only(hooks, "Pod").path("spec.imagePullSecrets")
+                .value());
         YamlNode dashboard = DeployTree.only(objects, "ConfigMap");
         assertEquals("lab", dashboard.path("metadata.labels").get("site").text());
         assertEquals("Storage", dashboard.path("metadata.annotations").get("grafana_folder").text());

@@ -106,6 +106,12 @@ class HelmChartTest {
         YamlNode snapshotClass = DeployTree.named(objects, "VolumeSnapshotClass", "lvmqos-snapshot");
         assertEquals("lvmqos.example.org", snapshotClass.get("driver").text());
         assertEquals("Retain", snapshotClass.get("deletionPolicy").text());
+        YamlNode groupClass = DeployTree.named(objects, "VolumeGroupSnapshotClass", "lvmqos-group");
+        assertEquals(RbacTest.GROUP_SNAPSHOT_API, groupClass.get("apiVersion").text());
+        assertEquals("lvmqos.example.org", groupClass.get("driver").text());
+        assertEquals("Retain", groupClass.get("deletionPolicy").text());
+        assertEquals("true", groupClass.path("metadata.annotations").get("groupsnapshot.storage.kubernetes.io/is-default-class")
+                .text());
         YamlNode attributesClass = DeployTree.named(objects, "VolumeAttributesClass", "lvmqos-fast");
         assertEquals("lvmqos.example.org", attributesClass.get("driverName").text());
         assertEquals(Map.of("writeBPS", "200Mi", "iops", "3k"), attributesClass.get("parameters").value());

@@ -26,7 +26,15 @@ app.kubernetes.io/component: node
 {{ include "lvmqos.fullname" . }}-node
 {{- end -}}
 
+{{/*
+The driver's image. values.yaml's repository is an example (no registry answers for example.com):
+left so, the node pods would never start (ImagePullBackOff), so the chart stops with what to set.
+A `fail` and not the schema, because `helm lint` checks the default values against the schema.
+*/}}
 {{- define "lvmqos.image" -}}
+{{- if hasPrefix "registry.example.com/" .Values.image.repository -}}
+{{- fail (printf "image.repository is %s, the chart's example: set it to the repository you pushed the driver's image to (--set image.repository=REGISTRY/lvmqos), or, for an image imported on every node with ctr, to docker.io/library/lvmqos with image.pullPolicy=Never (deploy/README.md, \"Side-loading the image\")" .Values.image.repository) -}}
+{{- end -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 

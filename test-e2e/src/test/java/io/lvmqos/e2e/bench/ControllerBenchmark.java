@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * (4 GiB VG lvmqos, 2 GiB thin pool), against the very lvm commands the driver ran for each call,
  * replayed by fork/exec in the same guest; and 50 concurrent thin creates and deletes. A
  * benchmark: it reports, it does not assert times.
- * Run: mvn -pl test-e2e verify -Pbench -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=ControllerBenchmark
+ * Run: mvn -pl test-e2e -am verify -Pbench -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=ControllerBenchmark
  */
 class ControllerBenchmark {
 

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * user-mode-Linux guest with cgroup v2, beside the same kernel work done without the driver (a
  * {@code mount --bind} + {@code umount} pair by fork/exec, mount(2) through the driver's own
  * Mounter, an io.max write). A benchmark: it reports, it does not assert times.
- * Run: mvn -pl test-e2e verify -Pbench -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=PublishBenchmark
+ * Run: mvn -pl test-e2e -am verify -Pbench -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=PublishBenchmark
  */
 class PublishBenchmark {
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * application class-data-sharing archive, with the AOT cache the image uses, and with the AOT cache
  * but without each of the shipped memory flags in turn, which shows what each one is worth.
  * A benchmark: it reports, it does not assert times.
- * Run: ./bench startup   (or mvn -pl test-e2e verify -Pbench -Dit.test=StartupBenchmark)
+ * Run: ./bench startup   (or mvn -pl test-e2e -am verify -Pbench -Dit.test=StartupBenchmark)
  */
 class StartupBenchmark {
 

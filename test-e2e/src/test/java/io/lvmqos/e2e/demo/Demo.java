@@ -7,18 +7,17 @@ import io.lvmqos.e2e.uml.UmlGuestException;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * The host side of ./demo: boots a user-mode-Linux node with a sparse-file volume group and runs
@@ -26,8 +25,10 @@ import java.util.stream.Stream;
  * the guest's.
  *
  * <p>System properties (./demo sets them): {@code lvmqos.jar}, the driver's jar,
- * {@code lvmqos.runDir}, where run directories go, and {@code lvmqos.imageDir}, scripts/build-image's
- * output, whose pause and fio images containerd runs the first pod with.
+ * {@code lvmqos.demo.runDir}, this run's directory, which ./demo made and wrote its build log into
+ * (unset: a new one under target/demo-runs), and {@code lvmqos.imageDir}, scripts/build-image's
+ * output, whose pause and fio images containerd runs the first pod with. Whatever the outcome, the
+ * last lines say where the run directory is and what each log in it holds.
  */
 public final class Demo {
 
@@ -39,7 +40,7 @@ public final class Demo {
             // the CSI client's Netty would otherwise warn about the guest's network, which it does not use
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=error");
     static final String NAME = "demo";
-    static final String RUN_TOKEN = "LVMQOS_DEMO_RUN";
+    static final String RUN_DIR_PROPERTY = "lvmqos.demo.runDir";
     /** Where scripts/build-image left the images containerd imports in the guest (./demo sets it). */
     static final String IMAGE_DIR_PROPERTY = "lvmqos.imageDir";
 
@@ -51,11 +52,16 @@ public final class Demo {
         try {
             options = DemoOptions.parse(List.of(args));
         } catch (IllegalArgumentException e) {
-            System.err.println("demo: " + e.getMessage() + " (see ./demo --help)");
+            System.err.println(refusal(e));
             System.exit(2);
             return;
         }
         System.exit(run(options));
+    }
+
+    /** What a bad option gets, here and from ./demo's own check before anything slow. */
+    static String refusal(IllegalArgumentException badOption) {
+        return "demo: " + badOption.getMessage() + " (see ./demo --help)";
     }
 
     /** The kernel ./demo chose for this machine (scripts/lib.sh exports it), for the header. */
@@ -69,18 +75,35 @@ public final class Demo {
     }
 
     static int run(DemoOptions options) {
-        Path runDirs = Path.of(System.getProperty(UmlGuest.RUN_DIR_PROPERTY, "target/demo-runs")).toAbsolutePath();
-        String token = UUID.randomUUID().toString();
+        Path runDir = runDirectory();
+        try {
+            return run(options, runDir);
+        } finally {
+            System.out.println();
+            DemoRunFiles.describe(runDir).forEach(System.out::println);
+            System.out.flush();
+        }
+    }
+
+    private static Path runDirectory() {
+        String given = System.getProperty(RUN_DIR_PROPERTY);
+        if (given != null) {
+            return Path.of(given).toAbsolutePath();
+        }
+        return Path.of("target/demo-runs", NAME + "-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern(
+                "yyyyMMdd-HHmmss")) + "-" + ProcessHandle.current().pid()).toAbsolutePath();
+    }
+
+    private static int run(DemoOptions options, Path runDir) {
         UmlGuest guest = UmlGuest.builder()
                 .name(NAME)
+                .runDirectory(runDir)
                 .disk(options.disk().value())
                 .disk("1G") // containerd's content and snapshots: the fio image, unpacked
                 .memory("2048M") // beside the driver's JVM and the guest's: containerd, its shims, fio
                 .volumeGroup("lvmqos", 0)
                 .cgroup(CgroupMode.V2)
                 .timeout(TIMEOUT)
-                // marks this run's directory among those of other demos run at the same time
-                .env(RUN_TOKEN, token)
                 .env("LVMQOS_IMAGE_DIR", Path.of(System.getProperty(IMAGE_DIR_PROPERTY, "target/image"))
                         .toAbsolutePath().toString())
                 .payload(guestCommandLine(options))
@@ -90,22 +113,15 @@ public final class Demo {
         CompletableFuture<GuestRun> run = CompletableFuture.supplyAsync(guest::run);
         Echo echo = new Echo();
         try {
-            Path runDir = null;
             while (!run.isDone()) {
-                if (runDir == null) {
-                    runDir = runDirectories(runDirs).stream().filter(dir -> isRunOf(dir, token)).findFirst().orElse(null);
-                }
-                if (runDir != null) {
-                    echo.copy(runDir.resolve("out/payload.log"));
-                }
+                echo.copy(runDir.resolve("out/payload.log"));
                 Thread.sleep(100);
             }
             GuestRun result = run.get();
             echo.copy(result.outDir().resolve("payload.log"));
             echo.finish();
             if (result.exitCode() != 0) {
-                System.err.println("demo: failed (exit code " + result.exitCode() + "); guest console, driver log and"
-                        + " fio output are in " + result.runDir());
+                System.err.println("demo: failed (exit code " + result.exitCode() + "); the logs below say more");
             }
             return result.exitCode();
         } catch (ExecutionException e) {
@@ -139,26 +155,6 @@ public final class Demo {
         argv.addAll(List.of("-cp", String.join(File.pathSeparator, classPath), DemoNode.class.getName()));
         argv.addAll(options.toArgs());
         return argv.stream().map(UmlGuest::shellQuote).collect(Collectors.joining(" "));
-    }
-
-    private static List<Path> runDirectories(Path base) {
-        if (!Files.isDirectory(base)) {
-            return List.of();
-        }
-        try (Stream<Path> dirs = Files.list(base)) {
-            return dirs.filter(dir -> dir.getFileName().toString().startsWith(NAME + "-")).toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static boolean isRunOf(Path runDir, String token) {
-        try {
-            Path env = runDir.resolve("payload-env.sh");
-            return Files.exists(env) && Files.readString(env).contains(token);
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     private static void say(String line) {

@@ -400,16 +400,18 @@ public final class DemoNode {
                         claim.pvc);
             }
             claim.pod.stopContainers();
+            Optional<String> ioMaxBefore = lineFor(claim.pod.ioMax(), claim.device);
             unpublish(claim);
             boolean podSeesIt = claim.pod.mountinfoLine(claim.target).isPresent();
-            Optional<String> ioMaxLine = lineFor(claim.pod.ioMax(), claim.device);
+            IoMaxAtUnpublish ioMax = new IoMaxAtUnpublish(ioMaxBefore, lineFor(claim.pod.ioMax(), claim.device),
+                    !claim.storageClass.limits().isEmpty());
             if (podSeesIt) {
                 failures.add(claim.pod.name() + " still sees " + claim.target + " after the unpublish");
             }
-            ioMaxLine.ifPresent(line -> failures.add(claim.pod.name() + "'s io.max still has " + line + " after the unpublish"));
+            ioMax.failure().ifPresent(failure -> failures.add(claim.pod.name() + "'s io.max " + failure));
             unstage(claim);
             say("   %-9s  unpublished (gone from %s: %s; io.max line for %s: %s), unstaged", claim.pvc,
-                    claim.pod.name(), podSeesIt ? "NO" : "yes", claim.device, ioMaxLine.isPresent() ? "STILL THERE" : "lifted");
+                    claim.pod.name(), podSeesIt ? "NO" : "yes", claim.device, ioMax.shown());
         }
         // while the devices still exist: a line the driver forgot would still be in io.max now
         List<String> ioMaxLeft = ioMaxLinesFor(claims.stream().map(c -> c.device).toList());

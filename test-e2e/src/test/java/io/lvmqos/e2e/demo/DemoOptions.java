@@ -19,11 +19,24 @@ import java.util.Optional;
  */
 public record DemoOptions(Sized size, Sized bps, Sized iops, int runtimeSeconds, Sized disk) {
 
+    /**
+     * The longest quantity taken. The largest value any option takes, 1Ti, has 13 digits; 18 characters
+     * keep every significand below 10^18, so that ./demo checks the same rules with its shell's
+     * 64-bit arithmetic, exactly, before anything slow (DemoScriptTest holds the two together).
+     */
+    static final int MAX_QUANTITY_LENGTH = 18;
+
     /** A quantity as typed and its value. */
     public record Sized(String text, long value) {
         static Sized parse(String option, String text, long min, long max, String range) {
-            BigDecimal value = Quantity.parse(text).orElseThrow(() -> new IllegalArgumentException(
-                    option + " " + text + " is not a quantity (e.g. 256Mi, 8Mi, 300, 2Gi)"));
+            // Quantity.parse ignores blanks around the number; the StorageClass gets the text as typed
+            BigDecimal value = Quantity.parse(text).filter(parsed -> text.equals(text.strip()))
+                    .orElseThrow(() -> new IllegalArgumentException(
+                            option + " " + text + " is not a quantity (e.g. 256Mi, 8Mi, 300, 2Gi)"));
+            if (text.length() > MAX_QUANTITY_LENGTH) {
+                throw new IllegalArgumentException(option + " " + text + " is too long: a quantity here has at most "
+                        + MAX_QUANTITY_LENGTH + " characters");
+            }
             if (value.signum() <= 0 || value.stripTrailingZeros().scale() > 0) {
                 throw new IllegalArgumentException(option + " " + text + " must be a positive whole number");
             }

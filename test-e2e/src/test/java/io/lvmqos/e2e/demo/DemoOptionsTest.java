@@ -40,7 +40,8 @@ class DemoOptionsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"--sise=1Gi", "--size", "--size=big", "--size=1.5", "--size=1Mi", "--bps=0",
-            "--iops=10", "--runtime=1", "--runtime=5s", "--disk=512Mi", "extra"})
+            "--iops=10", "--runtime=1", "--runtime=5s", "--disk=512Mi", "extra", "--size= 256Mi",
+            "--bps=0000000000000000008Mi"})
     void badOptionsAreRefusedWithTheOptionNamed(String arg) {
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
                 () -> DemoOptions.parse(List.of(arg)));

@@ -74,7 +74,7 @@ class ExamplesTest {
     void groupSnapshotClassIsThisDrivers() {
         YamlNode groupClass = DeployTree.only(examples, "VolumeGroupSnapshotClass");
         assertEquals(DeployTree.DRIVER_NAME, groupClass.get("driver").text());
-        assertTrue(groupClass.get("apiVersion").text().startsWith("groupsnapshot.storage.k8s.io/"));
+        assertEquals(RbacTest.GROUP_SNAPSHOT_API, groupClass.get("apiVersion").text());
     }
 
     @Test

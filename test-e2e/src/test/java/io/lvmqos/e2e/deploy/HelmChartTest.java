@@ -47,9 +47,9 @@ class HelmChartTest {
 
         NodePod pod = new NodePod(DeployTree.only(objects, "DaemonSet"));
         YamlNode plugin = pod.plugin();
-        assertEquals("registry.example.org/storage/lvmqos:0.1.0-rc1", plugin.get("image").text());
+        assertEquals("registry.lab.test/candidates/lvmqos:0.1.0-rc1", plugin.get("image").text());
         assertEquals("Always", plugin.get("imagePullPolicy").text());
-        assertEquals("registry.example.org/storage/lvmqos:0.1.0-rc1", pod.container("lvm-config").get("image").text());
+        assertEquals("registry.lab.test/candidates/lvmqos:0.1.0-rc1", pod.container("lvm-config").get("image").text());
         assertEquals(List.of(Map.of("name", "registry-pull")), pod.spec.get("imagePullSecrets").value());
         String kubelet = "/var/snap/microk8s/common/var/lib/kubelet";
         assertEquals(List.of("--endpoint=unix:///csi/csi.sock", "--node-id=$(NODE_NAME)",
@@ -106,6 +106,12 @@ class HelmChartTest {
         YamlNode snapshotClass = DeployTree.named(objects, "VolumeSnapshotClass", "lvmqos-snapshot");
         assertEquals("lvmqos.example.org", snapshotClass.get("driver").text());
         assertEquals("Retain", snapshotClass.get("deletionPolicy").text());
+        YamlNode groupClass = DeployTree.named(objects, "VolumeGroupSnapshotClass", "lvmqos-group");
+        assertEquals(RbacTest.GROUP_SNAPSHOT_API, groupClass.get("apiVersion").text());
+        assertEquals("lvmqos.example.org", groupClass.get("driver").text());
+        assertEquals("Retain", groupClass.get("deletionPolicy").text());
+        assertEquals("true", groupClass.path("metadata.annotations").get("groupsnapshot.storage.kubernetes.io/is-default-class")
+                .text());
         YamlNode attributesClass = DeployTree.named(objects, "VolumeAttributesClass", "lvmqos-fast");
         assertEquals("lvmqos.example.org", attributesClass.get("driverName").text());
         assertEquals(Map.of("writeBPS", "200Mi", "iops", "3k"), attributesClass.get("parameters").value());
@@ -118,9 +124,90 @@ class HelmChartTest {
         assertEquals(pod.daemonSet.path("spec.selector.matchLabels").value(), service.path("spec.selector").value());
         YamlNode podMonitor = DeployTree.only(objects, "PodMonitor");
         assertEquals("20s", podMonitor.path("spec.podMetricsEndpoints").items().getFirst().get("interval").text());
+        List<YamlNode> hooks = HelmChart.hooks(EVERY_OPTION);
+        assertEquals("lvmqos-qos-check", DeployTree.only(hooks, "StorageClass").name());
+        assertEquals(Map.of("writeBPS", "16Mi"), DeployTree.only(hooks, "StorageClass").get("parameters").value());
+        assertEquals("544Mi", DeployTree.only(hooks, "PersistentVolumeClaim").path("spec.resources.requests")
+                .get("storage").text(), "16 MiB/s for 30 s and 64Mi");
+        assertEquals("mirror.example.org/busybox:1.37.0",
+                DeployTree.only(hooks, "Pod").path("spec.containers").items().getFirst().get("image").text());
+        assertEquals(List.of(Map.of("name", "registry-pull")), DeployTree.only(hooks, "Pod").path("spec.imagePullSecrets")
+                .value());
         YamlNode dashboard = DeployTree.only(objects, "ConfigMap");
         assertEquals("lab", dashboard.path("metadata.labels").get("site").text());
         assertEquals("Storage", dashboard.path("metadata.annotations").get("grafana_folder").text());
+    }
+
+    /** The repository values.yaml ships is an example: left so, nothing renders, and the message says what to set. */
+    @Test
+    void theExampleRepositoryIsRefusedWithWhatToSetInstead() {
+        Optional<String> refusal = HelmChart.refusal(() -> HelmChart.render(HelmChart.dir(), HelmChart.KUBE_VERSION,
+                List.of()));
+        assertTrue(refusal.isPresent(), "the chart rendered with its example image repository");
+        for (String part : List.of("image.repository is registry.example.com/lvmqos/lvmqos, the chart's example",
+                "set it to the repository you pushed the driver's image to", "--set image.repository=REGISTRY/lvmqos",
+                "docker.io/library/lvmqos with image.pullPolicy=Never", "Side-loading the image")) {
+            assertTrue(refusal.get().contains(part), "the refusal says " + part + ": " + refusal.get());
+        }
+    }
+
+    @Test
+    void anyRepositoryOfTheExampleRegistryIsRefused(@TempDir Path dir) {
+        Path values = HelmChart.valuesFile(dir, "example", Map.of("image", Map.of("repository",
+                "registry.example.com/lvmqos")));
+        assertTrue(HelmChart.refusal(values).orElse("").contains("image.repository is registry.example.com/lvmqos,"));
+    }
+
+    @Test
+    void theOperatorsRepositoryIsRunWithTheChartsAppVersion() {
+        NodePod pod = new NodePod(DeployTree.only(HelmChart.template(), "DaemonSet"));
+        String image = HelmChart.OPERATOR_REPOSITORY + ":" + chartYaml().get("appVersion").value();
+        assertEquals(image, pod.plugin().get("image").text());
+        assertEquals(image, pod.container("lvm-config").get("image").text());
+        assertFalse(pod.plugin().get("imagePullPolicy").present(), "Kubernetes' default pull policy");
+    }
+
+    /** An image imported into each node's containerd (ctr images import) is run as it is, never pulled. */
+    @Test
+    void aSideLoadedImageIsNeverPulled(@TempDir Path dir) {
+        Path values = HelmChart.valuesFile(dir, "side-loaded", Map.of("image", Map.of(
+                "repository", "docker.io/library/lvmqos", "pullPolicy", "Never")));
+        NodePod pod = new NodePod(DeployTree.only(HelmChart.template(values), "DaemonSet"));
+        for (YamlNode container : List.of(pod.plugin(), pod.container("lvm-config"))) {
+            assertEquals("docker.io/library/lvmqos:" + chartYaml().get("appVersion").value(),
+                    container.get("image").text());
+            assertEquals("Never", container.get("imagePullPolicy").text());
+        }
+    }
+
+    /** VolumeAttributesClass is storage.k8s.io/v1 from Kubernetes 1.34: the chart says so, and Helm holds it. */
+    @Test
+    void kubernetesBelow134IsRefusedByTheChartsKubeVersion() {
+        assertEquals(">=1.34.0-0", chartYaml().get("kubeVersion").text());
+        Optional<String> refusal = HelmChart.refusal(() -> HelmChart.render(HelmChart.dir(), "1.33.7",
+                List.of(HelmChart.operatorValues())));
+        assertTrue(refusal.orElse("").contains("chart requires kubeVersion: >=1.34.0-0 which is incompatible with"
+                + " Kubernetes v1.33.7"), refusal.toString());
+        Path vacs = HelmChart.dir().resolve("templates/volumeattributesclasses.yaml");
+        assertTrue(readString(vacs).contains("apiVersion: storage.k8s.io/v1\n"), "the API that sets the floor");
+    }
+
+    /** Managed clusters report versions such as v1.34.2-eks-4096f2a: the floor's -0 admits them. */
+    @Test
+    void aProvidersBuildOf134Renders() {
+        assertFalse(HelmChart.render(HelmChart.dir(), "1.34.2-eks-4096f2a", List.of(HelmChart.operatorValues())).isEmpty());
+    }
+
+    private static YamlNode chartYaml() {
+        return DeployTree.parse(HelmChart.dir().resolve("Chart.yaml")).getFirst();
+    }
+
+    private static String readString(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
@@ -139,25 +226,31 @@ class HelmChartTest {
         Map<String, Object> gold = Map.of("name", "gold", "parameters", Map.of("readIOPS", "2000"));
         return Stream.of(
                 Arguments.of("a negative IOPS", Map.of("storageClasses", List.of(Map.of("name", "gold",
-                        "parameters", Map.of("writeIOPS", "-300")))), List.of("storageClasses.0.parameters.writeIOPS")),
+                        "parameters", Map.of("writeIOPS", "-300")))),
+                        List.of("'/storageClasses/0/parameters/writeIOPS': '-300'")),
                 Arguments.of("an unknown QoS key", Map.of("storageClasses", List.of(Map.of("name", "gold",
-                        "parameters", Map.of("writeIOPz", "300")))), List.of("storageClasses.0.parameters", "writeIOPz")),
-                Arguments.of("a relative kubelet dir", Map.of("kubeletDir", "var/lib/kubelet"), List.of("kubeletDir")),
+                        "parameters", Map.of("writeIOPz", "300")))),
+                        List.of("'/storageClasses/0/parameters'", "'writeIOPz' not allowed")),
+                Arguments.of("a relative kubelet dir", Map.of("kubeletDir", "var/lib/kubelet"),
+                        List.of("'/kubeletDir': 'var/lib/kubelet'")),
                 Arguments.of("a StorageClass without a name", Map.of("storageClasses", List.of(gold,
-                        Map.of("parameters", Map.of("iops", "300")))), List.of("storageClasses.1", "name is required")),
+                        Map.of("parameters", Map.of("iops", "300")))),
+                        List.of("'/storageClasses/1': missing property 'name'")),
                 Arguments.of("a zero limit", Map.of("storageClasses", List.of(Map.of("name", "gold",
-                        "parameters", Map.of("bps", "0")))), List.of("storageClasses.0.parameters.bps")),
+                        "parameters", Map.of("bps", "0")))), List.of("'/storageClasses/0/parameters/bps': '0'")),
                 Arguments.of("a fractional IOPS", Map.of("volumeAttributesClasses", List.of(Map.of("name", "fast",
-                        "parameters", Map.of("iops", "1.5")))), List.of("volumeAttributesClasses.0.parameters.iops")),
+                        "parameters", Map.of("iops", "1.5")))),
+                        List.of("'/volumeAttributesClasses/0/parameters/iops': '1.5'")),
                 Arguments.of("a placement key in a VolumeAttributesClass", Map.of("volumeAttributesClasses",
                         List.of(Map.of("name", "fast", "parameters", Map.of("lvmType", "thin")))),
-                        List.of("volumeAttributesClasses.0.parameters")),
+                        List.of("'/volumeAttributesClasses/0/parameters'", "'lvmType'")),
                 Arguments.of("a per-GiB limit mixed with an absolute one", Map.of("storageClasses", List.of(Map.of(
                         "name", "gold", "parameters", Map.of("iopsPerGiB", "10", "readIOPS", "300")))),
-                        List.of("storageClasses.0.parameters.readIOPS")),
+                        List.of("'/storageClasses/0/parameters/readIOPS'")),
                 Arguments.of("a thin pool on a linear volume", Map.of("storageClasses", List.of(Map.of("name", "gold",
-                        "parameters", Map.of("thinPool", "pool0")))), List.of("storageClasses.0.parameters", "lvmType")),
-                Arguments.of("an unknown log level", Map.of("logLevel", "verbose"), List.of("logLevel")));
+                        "parameters", Map.of("thinPool", "pool0")))),
+                        List.of("'/storageClasses/0/parameters': missing property 'lvmType'")),
+                Arguments.of("an unknown log level", Map.of("logLevel", "verbose"), List.of("'/logLevel': value must be one of")));
     }
 
     @ParameterizedTest(name = "{0} is refused")
@@ -198,13 +291,12 @@ class HelmChartTest {
     @Test
     void helmPackageMakesTheChartArchive() throws IOException {
         Path destination = Files.createDirectories(Path.of("target/helm"));
-        Path archive = destination.resolve("lvmqos-0.1.0.tgz");
+        Path archive = destination.resolve("lvmqos-" + chartYaml().get("version").value() + ".tgz");
         Files.deleteIfExists(archive);
         new Helm(HelmChart.dir()).packageIt().withDestination(destination).call();
         assertTrue(Files.size(archive) > 1000, archive + " written");
         // the archive is a chart Helm renders as it renders the directory
-        String fromArchive = new Helm(archive).template().withName(HelmChart.RELEASE)
-                .withNamespace(HelmChart.NAMESPACE).call();
+        String fromArchive = HelmChart.render(archive, HelmChart.KUBE_VERSION, List.of(HelmChart.operatorValues()));
         assertEquals(HelmChart.templateText(), fromArchive);
     }
 }

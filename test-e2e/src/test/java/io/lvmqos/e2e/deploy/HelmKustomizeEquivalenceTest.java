@@ -16,16 +16,24 @@ import org.junit.jupiter.api.io.TempDir;
  * does, compared object by object and field by field. The only fields allowed to differ are the
  * labels by which Helm tracks its releases, which the kustomize base has no use for; and, by
  * Helm's convention, the chart leaves the release's namespace to `helm install --create-namespace`
- * unless namespace.create is set, with which the Namespace is rendered as the base has it.
+ * unless namespace.create is set, with which the Namespace is rendered as the base has it. Both are
+ * given the operator's registry for the driver's image, as each must be (the chart refuses its
+ * example; the base's is an example too, replaced here as `kustomize edit set image` would).
  */
 class HelmKustomizeEquivalenceTest {
 
     static final Set<String> HELM_BOOKKEEPING_LABELS = Set.of("helm.sh/chart", "app.kubernetes.io/managed-by",
             "app.kubernetes.io/instance", "app.kubernetes.io/version");
 
+    /** The base's rendering with the driver's image at the operator's registry of HelmChart. */
+    static List<YamlNode> kustomized(Path scratch) throws Exception {
+        String example = DeployTree.kustomization().get("images").items().getFirst().get("newName").text();
+        return KustomizeBase.withImageRepository(KustomizeBase.rendered(scratch), example, HelmChart.OPERATOR_REPOSITORY);
+    }
+
     @Test
     void defaultValuesRenderTheKustomizeBaseFieldByField(@TempDir Path scratch) throws Exception {
-        List<YamlNode> kustomize = KustomizeBase.rendered(scratch).stream()
+        List<YamlNode> kustomize = kustomized(scratch).stream()
                 .filter(object -> !object.kind().equals("Namespace")).toList();
         List<YamlNode> helm = withoutHelmBookkeeping(HelmChart.template());
         List<String> differences = ObjectDiff.between(kustomize, helm);
@@ -37,7 +45,7 @@ class HelmKustomizeEquivalenceTest {
     @Test
     void withTheNamespaceRenderedTheBaseIsMatchedWhole(@TempDir Path scratch) throws Exception {
         Path values = HelmChart.valuesFile(scratch, "namespace", Map.of("namespace", Map.of("create", true)));
-        List<String> differences = ObjectDiff.between(KustomizeBase.rendered(scratch),
+        List<String> differences = ObjectDiff.between(kustomized(scratch),
                 withoutHelmBookkeeping(HelmChart.template(values)));
         assertTrue(differences.isEmpty(), String.join("\n", differences));
     }
@@ -46,7 +54,7 @@ class HelmKustomizeEquivalenceTest {
     void theComparisonSeesAChangedField(@TempDir Path scratch) throws Exception {
         Path values = HelmChart.valuesFile(scratch, "changed", Map.of("logLevel", "debug",
                 "namespace", Map.of("create", true)));
-        List<String> differences = ObjectDiff.between(KustomizeBase.rendered(scratch),
+        List<String> differences = ObjectDiff.between(kustomized(scratch),
                 withoutHelmBookkeeping(HelmChart.template(values)));
         assertEquals(List.of("DaemonSet lvmqos/lvmqos-node: spec.template.spec.containers[0].args[8]: is"
                 + " --log-level=debug, expected --log-level=info"), differences);

@@ -79,8 +79,8 @@ class ImageBuildScriptTest {
     }
 
     @Test
-    void namesTheImageTheDaemonSetRuns() {
-        String image = "lvmqos:" + assignment("tag");
+    void namesTheImageTheDaemonSetRuns() throws IOException, InterruptedException {
+        String image = "lvmqos:" + VersionsAgreeTest.buildImageTag();
         NodePod pod = NodePod.fromBase();
         assertEquals(image, pod.container("lvmqos").get("image").text());
         assertEquals(image, pod.container("lvm-config").get("image").text());

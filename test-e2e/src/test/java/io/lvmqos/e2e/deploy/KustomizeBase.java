@@ -107,6 +107,30 @@ final class KustomizeBase {
         return objects;
     }
 
+    /** The objects with every container image of repository {@code from} taken from {@code to}, its tag kept. */
+    static List<YamlNode> withImageRepository(List<YamlNode> objects, String from, String to) {
+        List<YamlNode> replaced = new ArrayList<>();
+        for (YamlNode object : objects) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> copy = (Map<String, Object>) deepCopy(object.value());
+            if (object.kind().equals("DaemonSet")) {
+                Map<String, Object> podSpec = child(child(child(copy, "spec"), "template"), "spec");
+                for (String field : List.of("initContainers", "containers")) {
+                    for (Object container : list(podSpec.get(field))) {
+                        @SuppressWarnings("unchecked")
+                        Map<String, Object> c = (Map<String, Object>) container;
+                        String image = (String) c.get("image");
+                        if (image.startsWith(from + ":")) {
+                            c.put("image", to + image.substring(from.length()));
+                        }
+                    }
+                }
+            }
+            replaced.add(new YamlNode(copy, object.where()));
+        }
+        return replaced;
+    }
+
     @SuppressWarnings("unchecked")
     private static Map<String, Object> child(Map<String, Object> map, String key) {
         return (Map<String, Object>) map.computeIfAbsent(key, k -> new LinkedHashMap<String, Object>());

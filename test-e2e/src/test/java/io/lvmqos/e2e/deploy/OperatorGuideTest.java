@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lvmqos.e2e.guest.GuestContainerd;
 import io.lvmqos.volume.VolumeParameters;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,9 +18,13 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** deploy/README.md says what the manifests and the driver really do. */
 class OperatorGuideTest {
+
+    /** The driver's image repository the guide, values.yaml and the kustomization give as an example. */
+    static final String EXAMPLE_REPOSITORY = "registry.example.com/lvmqos/lvmqos";
 
     private final String guide;
 
@@ -103,6 +109,83 @@ class OperatorGuideTest {
         assertTrue(guide.contains("kubectl apply -k deploy/kubernetes"));
         assertTrue(guide.contains("--enable-distributed-snapshotting"));
         assertTrue(guide.contains("io.max"));
+    }
+
+    /** The text of a section, from its heading ("## Install with Helm", "### Side-loading the image") to the next of its level or above. */
+    private String section(String heading) {
+        int start = guide.indexOf("\n" + heading + "\n");
+        assertTrue(start >= 0, "no section " + heading);
+        String level = heading.substring(0, heading.indexOf(' '));
+        Matcher next = Pattern.compile("\n#{2," + level.length() + "} ").matcher(guide);
+        return guide.substring(start, next.find(start + 1) ? next.start() : guide.length());
+    }
+
+    /** The Helm values file the guide shows installs the class the example claim uses, once its repository is real. */
+    @Test
+    void theHelmValuesExampleMakesTheClassTheExampleClaimUses(@TempDir Path dir) throws IOException {
+        Matcher block = Pattern.compile("```yaml\n(# lvmqos-values.yaml\n.*?)```", Pattern.DOTALL)
+                .matcher(section("## Install with Helm"));
+        assertTrue(block.find(), "the guide shows lvmqos-values.yaml");
+        YamlNode values = DeployTree.parse(block.group(1), "deploy/README.md").getFirst();
+        assertEquals(EXAMPLE_REPOSITORY, values.path("image.repository").text());
+        Path file = dir.resolve("lvmqos-values.yaml");
+        Files.writeString(file, block.group(1).replace(EXAMPLE_REPOSITORY, HelmChart.OPERATOR_REPOSITORY));
+        YamlNode claim = DeployTree.only(DeployTree.parse(DeployTree.examplesDir().resolve("pvc-and-pod.yaml")),
+                "PersistentVolumeClaim");
+        String className = claim.path("spec.storageClassName").text();
+        YamlNode made = DeployTree.named(HelmChart.template(file), "StorageClass", className);
+        YamlNode example = DeployTree.named(DeployTree.examples(), "StorageClass", className);
+        assertEquals(ExamplesTest.parameters(example), ExamplesTest.parameters(made));
+        Path asShown = Files.writeString(dir.resolve("as-shown.yaml"), block.group(1));
+        assertTrue(HelmChart.refusal(() -> HelmChart.render(HelmChart.dir(), HelmChart.KUBE_VERSION, List.of(asShown)))
+                .isPresent(), "copied unchanged, the example repository is refused");
+    }
+
+    /** One example repository, the chart's default, wherever the driver's image is named. */
+    @Test
+    void theGuideTheChartAndTheBaseNameOneExampleRepository() {
+        assertEquals(EXAMPLE_REPOSITORY, DeployTree.parse(HelmChart.dir().resolve("values.yaml")).getFirst()
+                .path("image.repository").text());
+        assertEquals(EXAMPLE_REPOSITORY, DeployTree.kustomization().get("images").items().getFirst().get("newName").text());
+        Matcher registry = Pattern.compile("registry\\.example\\.[a-z]+[^\\s`:]*").matcher(guide);
+        Set<String> named = new TreeSet<>();
+        while (registry.find()) {
+            named.add(registry.group());
+        }
+        assertEquals(Set.of(EXAMPLE_REPOSITORY, "registry.example.com"), named);
+    }
+
+    @Test
+    void sideLoadingNamesTheImageTheTestNodeImportsAndNeverPullsIt() {
+        String section = section("### Side-loading the image");
+        String version = VersionsAgreeTest.projectVersion();
+        for (String part : List.of("target/image/lvmqos.oci.tar", "scripts/build-image",
+                "ctr -n k8s.io images import --base-name docker.io/library/lvmqos ",
+                "docker.io/library/lvmqos:" + version, "--set image.repository=docker.io/library/lvmqos",
+                "--set image.pullPolicy=Never", "every node")) {
+            assertTrue(section.contains(part), "the side-loading section says " + part);
+        }
+        assertEquals(GuestContainerd.DRIVER_IMAGE, "docker.io/library/lvmqos:" + version,
+                "the name ctr gives the archive with that base name, as the test node imports it");
+    }
+
+    @Test
+    void theGuideSaysWhatSetsTheChartsFloor() {
+        String section = section("## Install with Helm");
+        String floor = DeployTree.parse(HelmChart.dir().resolve("Chart.yaml")).getFirst().get("kubeVersion").text();
+        assertTrue(section.contains("`kubeVersion: \"" + floor + "\"`"), floor);
+        assertTrue(section.contains("VolumeAttributesClass") && section.contains("`storage.k8s.io/v1` from 1.34"));
+        assertTrue(section.contains("the chart creates no StorageClass unless you list some"));
+    }
+
+    @Test
+    void theHelmTestSectionHasTheChartsDefaultsAndSaysItWasNotRunHere() {
+        String section = section("### Checking an install with helm test");
+        YamlNode test = DeployTree.parse(HelmChart.dir().resolve("values.yaml")).getFirst().get("test");
+        assertTrue(section.contains("`test.writeBPS` (" + test.get("writeBPS").text() + ")"), section);
+        assertTrue(section.contains("`test.seconds` (" + test.get("seconds").value() + ")"), section);
+        assertTrue(section.contains("oflag=direct") && section.contains("more than 10% above the"));
+        assertTrue(section.contains("It has not been run against a cluster here"));
     }
 
     @Test

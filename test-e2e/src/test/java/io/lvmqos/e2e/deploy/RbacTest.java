@@ -12,6 +12,11 @@ import org.junit.jupiter.api.Test;
 /** Each sidecar gets what it uses and nothing this driver never needs. */
 class RbacTest {
 
+    /** The group snapshot API the examples and the chart write, GA since external-snapshotter v8.6.0. */
+    static final String GROUP_SNAPSHOT_API = "groupsnapshot.storage.k8s.io/v1";
+    /** The first csi-snapshotter that watches VolumeGroupSnapshotContents as v1 (v8.4 and v8.5: v1beta2). */
+    static final List<Integer> FIRST_V1_SNAPSHOTTER = List.of(8, 6, 0);
+
     private final List<YamlNode> base = DeployTree.base();
     private final NodePod pod = NodePod.fromBase();
 
@@ -83,6 +88,27 @@ class RbacTest {
         assertGrants(grants, "update,patch", "groupsnapshot.storage.k8s.io/volumegroupsnapshotcontents/status");
         assertEquals(java.util.Optional.of("CSIVolumeGroupSnapshot=true"),
                 NodePod.flag(pod.sidecar("csi-snapshotter"), "--feature-gates"));
+    }
+
+    /** The sidecar's release handles the v1 group snapshot objects that the example class is made with. */
+    @Test
+    void theSnapshotterHandlesTheV1GroupSnapshotApi() {
+        String image = pod.sidecar("csi-snapshotter").get("image").text();
+        String tag = image.substring(image.lastIndexOf(":v") + 2);
+        List<Integer> version = java.util.Arrays.stream(tag.split("[.-]")).limit(3).map(Integer::valueOf).toList();
+        assertTrue(atLeast(version, FIRST_V1_SNAPSHOTTER), image + " predates v1 group snapshots (v8.6.0)");
+        assertFalse(atLeast(List.of(8, 5, 9), FIRST_V1_SNAPSHOTTER));
+        assertEquals(GROUP_SNAPSHOT_API, DeployTree.only(DeployTree.examples(), "VolumeGroupSnapshotClass")
+                .get("apiVersion").text());
+    }
+
+    private static boolean atLeast(List<Integer> version, List<Integer> floor) {
+        for (int i = 0; i < floor.size(); i++) {
+            if (!version.get(i).equals(floor.get(i))) {
+                return version.get(i) > floor.get(i);
+            }
+        }
+        return true;
     }
 
     @Test

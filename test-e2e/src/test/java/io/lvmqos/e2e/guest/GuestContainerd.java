@@ -4,6 +4,7 @@ import static io.lvmqos.e2e.uml.GuestCommand.ok;
 
 import io.lvmqos.e2e.CriClient;
 import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.ProjectVersion;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
@@ -25,10 +26,12 @@ public final class GuestContainerd implements AutoCloseable {
     static final String IMAGE_DIR_VARIABLE = "LVMQOS_IMAGE_DIR";
     static final Path HOME = Path.of("/run/containerd-test");
     static final Path SOCKET = HOME.resolve("containerd.sock");
-    static final String DRIVER_IMAGE = "docker.io/library/lvmqos:0.1.0";
-    static final String PAUSE_IMAGE = "docker.io/library/lvmqos-pause:0.1.0";
-    static final String WORKLOAD_IMAGE = "docker.io/library/lvmqos-workload:0.1.0";
-    public static final String FIO_IMAGE = "docker.io/library/lvmqos-fio:0.1.0";
+    /** scripts/build-image tags its images with the project's version. */
+    public static final String TAG = ProjectVersion.get();
+    public static final String DRIVER_IMAGE = "docker.io/library/lvmqos:" + TAG;
+    public static final String PAUSE_IMAGE = "docker.io/library/lvmqos-pause:" + TAG;
+    public static final String WORKLOAD_IMAGE = "docker.io/library/lvmqos-workload:" + TAG;
+    public static final String FIO_IMAGE = "docker.io/library/lvmqos-fio:" + TAG;
     /** Pod logs: kubelet's /var/log/pods is on the guest's read-only root. */
     static final Path POD_LOGS = HOME.resolve("pods");
 
@@ -72,7 +75,7 @@ public final class GuestContainerd implements AutoCloseable {
         return new GuestContainerd(process, CriClient.connect(SOCKET));
     }
 
-    /** ctr names an archive's image base-name:tag, the tag being the archive's ref.name (0.1.0). */
+    /** ctr names an archive's image base-name:tag, the tag being the archive's ref.name ({@link #TAG}). */
     private static void importImage(Path archive, String name) {
         String baseName = name.substring(0, name.lastIndexOf(':'));
         GuestCommand.run(Duration.ofMinutes(5), List.of("ctr", "--address", SOCKET.toString(), "--namespace", "k8s.io",

@@ -123,6 +123,7 @@ public final class UmlGuest {
     private final Duration timeout;
     private final boolean keepDisks;
     private final Optional<Kernel> kernel;
+    private final Optional<Path> runDirectory;
 
     private UmlGuest(Builder builder) {
         this.name = builder.name;
@@ -137,6 +138,7 @@ public final class UmlGuest {
         this.timeout = builder.timeout;
         this.keepDisks = builder.keepDisks;
         this.kernel = builder.kernel.or(UmlGuest::chosenKernel);
+        this.runDirectory = builder.runDirectory;
     }
 
     public static Builder builder() {
@@ -296,15 +298,17 @@ public final class UmlGuest {
     }
 
     private Path createRunDir() {
-        Path base = Path.of(System.getProperty(RUN_DIR_PROPERTY, "target/uml-runs")).toAbsolutePath().normalize();
+        String what = runDirectory.isPresent() ? "the run directory" : RUN_DIR_PROPERTY;
+        Path base = runDirectory.orElseGet(() -> Path.of(System.getProperty(RUN_DIR_PROPERTY, "target/uml-runs")))
+                .toAbsolutePath().normalize();
         if (HIDDEN_IN_GUEST.stream().anyMatch(base::startsWith)) {
-            throw new IllegalStateException(RUN_DIR_PROPERTY + "=" + base + " is under a directory the guest"
+            throw new IllegalStateException(what + " " + base + " is under a directory the guest"
                     + " mounts its own file system on, so the guest could not see it; choose another");
         }
-        requireMatch(SAFE_PATH, base.toString(), RUN_DIR_PROPERTY);
-        String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-        String random = "%06x".formatted(ThreadLocalRandom.current().nextInt(1 << 24));
-        Path runDir = base.resolve(name + "-" + stamp + "-" + random);
+        requireMatch(SAFE_PATH, base.toString(), what);
+        Path runDir = runDirectory.isPresent() ? base : base.resolve(name + "-"
+                + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-"
+                + "%06x".formatted(ThreadLocalRandom.current().nextInt(1 << 24)));
         try {
             Files.createDirectories(runDir.resolve("out"));
         } catch (IOException e) {
@@ -556,6 +560,7 @@ public final class UmlGuest {
         private Duration timeout = DEFAULT_TIMEOUT;
         private boolean keepDisks;
         private Optional<Kernel> kernel = Optional.empty();
+        private Optional<Path> runDirectory = Optional.empty();
 
         private Builder() {
         }
@@ -575,12 +580,22 @@ public final class UmlGuest {
             copy.timeout = timeout;
             copy.keepDisks = keepDisks;
             copy.kernel = kernel;
+            copy.runDirectory = runDirectory;
             return copy;
         }
 
         /** Boots this kernel rather than the host's choice ({@value #KERNEL_VARIABLE}, else PATH). */
         public Builder kernel(Kernel kernel) {
             this.kernel = Optional.of(kernel);
+            return this;
+        }
+
+        /**
+         * Runs in this directory (made if missing) instead of a new one under {@value #RUN_DIR_PROPERTY}: for a
+         * caller that keeps files of its own beside the guest's, as ./demo keeps its build log.
+         */
+        public Builder runDirectory(Path dir) {
+            this.runDirectory = Optional.of(dir);
             return this;
         }
 

@@ -1,6 +1,7 @@
 package io.lvmqos.e2e.deploy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lvmqos.errors.DriverException;
@@ -35,7 +36,7 @@ class ChartSchemaTest {
             "52428800", "4294967294", "4294967295", "999999999999999999", "9223372036854775807",
             "9223372036854775808", "999999Ti", "9Ei", "1Pi", "0", "00", "-1", "-300", "+5", "1.5", "1.5k", "0.5",
             "0.000001", "0.0", "1e3", "1E3", "10m", "abc", "", " 3", "3 ", "0x10", "007", "1.0", "Mi", "5 Mi", "1,000",
-            "max", "MAX", "Max", "unlimited", " max", "max ", "maximum");
+            "max", "MAX", "Max", "unlimited", " max", "max ", "maximum", "none", "None", "800", "10000", "10001");
     private static final List<String> NAMES = List.of("lvmqos", "vg-1", "thinpool", "pool_0", "A.b+c", "-vg", "+vg",
             ".", "..", ".hidden", "snapshot1", "pvmove0", "a b", "vg/1", "x".repeat(63), "x".repeat(64), "");
     private static final List<String> RATIOS = List.of("1", "1.5", "4", "2.5", "0.5", "0", "0.99", "1e3", "abc", "",
@@ -101,9 +102,14 @@ class ChartSchemaTest {
         assertTrue(acceptedByBoth.get("writeBPS").containsAll(List.of("50Mi", "1G", "52428800")));
         assertTrue(acceptedByBoth.get("readIOPS").containsAll(List.of("300", "2k")));
         assertTrue(acceptedByBoth.get("iopsPerGiB").containsAll(List.of("0.5", "1.5", "300")));
-        for (String key : QosParameters.KEYS) {
+        for (String key : QosParameters.CAP_KEYS) {
             assertTrue(acceptedByBoth.get(key).contains("max"), key + " takes max (no limit) in the chart too");
         }
+        for (String key : QosParameters.GUARANTEE_KEYS) {
+            assertTrue(acceptedByBoth.get(key).contains("none"), key + " takes none (no guarantee) in the chart too");
+        }
+        assertTrue(acceptedByBoth.get("ioWeight").containsAll(List.of("1", "800", "10000")));
+        assertFalse(acceptedByBoth.get("ioWeight").contains("10001"));
     }
 
     @Test

@@ -55,6 +55,10 @@ class HelmChartTest {
         assertEquals(List.of("--endpoint=unix:///csi/csi.sock", "--node-id=$(NODE_NAME)",
                 "--driver-name=lvmqos.example.org", "--volume-group=fast", "--volume-group=bulk",
                 "--kubelet-dir=" + kubelet, "--cgroup-root=/host/sys/fs/cgroup", "--metrics-address=0.0.0.0:9900",
+                "--io-cost=fast", "--io-cost-model=fast:ctrl=user model=linear rbps=200000000 rseqiops=380"
+                        + " rrandiops=380 wbps=200000000 wseqiops=380 wrandiops=380",
+                "--io-cost-qos=fast:ctrl=user rpct=95 rlat=25000 wpct=95 wlat=25000 min=90 max=110",
+                "--io-capacity=fast:iops=400,bps=200Mi",
                 "--log-level=debug"), plugin.get("args").texts(), "no --watch-kubernetes");
         assertTrue(plugin.get("ports").items().stream().anyMatch(p -> p.get("name").text().equals("metrics")
                 && p.get("containerPort").value().equals(9900)), plugin.get("ports").toString());
@@ -156,6 +160,19 @@ class HelmChartTest {
         Path values = HelmChart.valuesFile(dir, "example", Map.of("image", Map.of("repository",
                 "registry.example.com/lvmqos")));
         assertTrue(HelmChart.refusal(values).orElse("").contains("image.repository is registry.example.com/lvmqos,"));
+    }
+
+    /** io.cost governs whole disks: only a group the plugin manages may have it, and nothing is on by default. */
+    @Test
+    void ioCostIsOffByDefaultAndOnlyForManagedGroups(@TempDir Path dir) {
+        List<String> args = new NodePod(DeployTree.only(HelmChart.template(), "DaemonSet")).plugin().get("args").texts();
+        assertTrue(args.stream().noneMatch(arg -> arg.startsWith("--io-")), args.toString());
+        Path stray = HelmChart.valuesFile(dir, "stray", Map.of("ioCost", Map.of("volumeGroups", List.of("other"))));
+        assertTrue(HelmChart.refusal(stray).orElse("").contains("ioCost.volumeGroups lists other, which is not among"
+                + " volumeGroups"), HelmChart.refusal(stray).toString());
+        Path badCapacity = HelmChart.valuesFile(dir, "capacity", Map.of("ioCost", Map.of("volumeGroups",
+                List.of("lvmqos"), "capacity", "400")));
+        assertTrue(HelmChart.refusal(badCapacity).orElse("").contains("capacity"), HelmChart.refusal(badCapacity).toString());
     }
 
     @Test

@@ -14,13 +14,14 @@
 # dpkg -x into $LVMQOS_QEMU_CACHE/<package version>/root; it is never installed: /boot and /lib/modules
 # are not touched. depmod -b writes its modules.dep there. Every use is proven first by a probe boot.
 #
-# lvmqos_pick_qemu exports LVMQOS_QEMU_KERNEL (the vmlinuz), LVMQOS_QEMU_INITRD (the initramfs),
+# lvmqos_pick_qemu exports LVMQOS_QEMU_KERNEL (the kernel, uncompressed), LVMQOS_QEMU_INITRD (the initramfs),
 # LVMQOS_QEMU_MODULES (the unpacked lib/modules/<release>, holding modules.dep) and
 # LVMQOS_QEMU_RELEASE (uname -r in the guest). LVMQOS_SKIP_QEMU=1 skips it (the qemu tests then abort,
 # never pass).
 
 LVMQOS_QEMU_CACHE=${LVMQOS_QEMU_CACHE:-/var/cache/lvmqos/qemu}
 LVMQOS_QEMU_PROBE_TIMEOUT=${LVMQOS_QEMU_PROBE_TIMEOUT:-120}
+# LVMQOS_QEMU_KEEP_PROBE=1 keeps the probe boot's directory under /tmp (its console), to see why it failed.
 LVMQOS_QEMU_PACKAGES="qemu-system-x86 busybox-static kmod"
 # What the initramfs loads to reach the root over 9p; their dependencies come from modules.dep.
 LVMQOS_QEMU_INITRD_MODULES="virtio virtio_ring virtio_pci virtio_blk netfs fscache 9pnet 9pnet_virtio 9p"
@@ -81,6 +82,24 @@ lvmqos_qemu_module_files() {
       mf_done="$mf_done$mf_file "
     done
   done
+}
+
+# lvmqos_qemu_vmlinux BZIMAGE OUT: writes OUT, the kernel of BZIMAGE uncompressed (an ELF file that
+# qemu boots by its PVH entry point). Under software emulation the bzImage's own decompression takes
+# about 10 s of every boot; the ELF starts at once. On failure prints one line and returns 1.
+lvmqos_qemu_vmlinux() {
+  vm_in=$1 vm_out=$2
+  # Debian compresses its kernels with xz; the stream starts somewhere after the boot stub.
+  for vm_offset in $(LC_ALL=C grep -abo "$(printf '\3757zXZ')" "$vm_in" | cut -d: -f1); do
+    if tail -c +$((vm_offset + 1)) "$vm_in" | xz -dc --single-stream > "$vm_out.partial" 2>/dev/null &&
+        [ "$(od -An -c -N 4 "$vm_out.partial" | tr -d ' ')" = 177ELF ]; then
+      mv "$vm_out.partial" "$vm_out"
+      return 0
+    fi
+  done
+  rm -f "$vm_out.partial"
+  echo "no xz-compressed ELF kernel found in $vm_in"
+  return 1
 }
 
 # lvmqos_qemu_initramfs ROOT RELEASE OUT: writes OUT, a gzip'd newc cpio: busybox-static, the modules
@@ -177,6 +196,7 @@ lvmqos_qemu_fetch() {
     { echo "depmod -b $fetch_dir.partial/root $fetch_release failed: $fetch_out"; return 1; }
   echo "$fetch_release" > "$fetch_dir.partial/release"
   echo "Debian $fetch_dep $fetch_version from $fetch_suite" > "$fetch_dir.partial/origin"
+  lvmqos_qemu_vmlinux "$fetch_dir.partial/root/boot/vmlinuz-$fetch_release" "$fetch_dir.partial/vmlinux" || return 1
   lvmqos_qemu_initramfs "$fetch_dir.partial/root" "$fetch_release" "$fetch_dir.partial/initrd.gz" || return 1
   rm -rf "$fetch_dir"
   mv "$fetch_dir.partial" "$fetch_dir" && touch "$fetch_dir/ready" || { echo "cannot move $fetch_dir into place"; return 1; }
@@ -205,7 +225,7 @@ EOF
   chmod 555 "$probe_run/init"
   # panic=-1 and -no-reboot: a kernel that panics ends qemu at once instead of waiting for the timeout.
   timeout -k 5 "$LVMQOS_QEMU_PROBE_TIMEOUT" qemu-system-x86_64 -accel tcg -m 512M -smp 1 -nographic -nic none \
-    -no-reboot -kernel "$probe_dir/root/boot/vmlinuz-$probe_release" -initrd "$probe_dir/initrd.gz" \
+    -no-reboot -kernel "$probe_dir/vmlinux" -initrd "$probe_dir/initrd.gz" \
     -virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
     -append "console=ttyS0 panic=-1 quiet LVMQOS_INIT=$probe_run/init" < /dev/null > "$probe_run/console" 2>&1
   probe_status=$?
@@ -233,7 +253,7 @@ EOF
 
 # lvmqos_qemu_use DIR RELEASE: exports the kernel cached in DIR and says what it is.
 lvmqos_qemu_use() {
-  LVMQOS_QEMU_KERNEL=$1/root/boot/vmlinuz-$2
+  LVMQOS_QEMU_KERNEL=$1/vmlinux
   LVMQOS_QEMU_INITRD=$1/initrd.gz
   LVMQOS_QEMU_MODULES=$1/root/lib/modules/$2
   LVMQOS_QEMU_RELEASE=$2

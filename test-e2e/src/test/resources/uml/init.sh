@@ -120,11 +120,11 @@ if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
     fi
     # The kernel asks /sbin/modprobe for what it needs later (ext4 and xfs at mount, crc32c for
     # libcrc32c), and modprobe looks under /lib/modules: point the kernel at one that looks here.
-    run modules mkdir -p /run/lvmqos
-    printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "${LVMQOS_MODULE_DIR%/lib/modules/*}" > /run/lvmqos/modprobe ||
-        fail modules "cannot write /run/lvmqos/modprobe"
-    run modules chmod 755 /run/lvmqos/modprobe
-    echo /run/lvmqos/modprobe > /proc/sys/kernel/modprobe || fail modules "cannot set /proc/sys/kernel/modprobe"
+    run modules mkdir -p /run/lvmqos-init
+    printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "${LVMQOS_MODULE_DIR%/lib/modules/*}" > /run/lvmqos-init/modprobe ||
+        fail modules "cannot write /run/lvmqos-init/modprobe"
+    run modules chmod 755 /run/lvmqos-init/modprobe
+    echo /run/lvmqos-init/modprobe > /proc/sys/kernel/modprobe || fail modules "cannot set /proc/sys/kernel/modprobe"
 else
     # The host names the kernel's module directory (LVMQOS_UML_MODULES: the one holding modules.dep, or
     # its parent with a directory per release); without it, the system's user-mode-linux package's.
@@ -156,7 +156,7 @@ load_module() {
 if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
     # One modprobe for them all, softdeps included: under software emulation every process costs
     # (a third of a second each for insmod and grep; measured 3.1 s for the loop below, 1.1 s for this).
-    run modules /run/lvmqos/modprobe -a dm-mod dm-bufio dm-bio-prison dm-persistent-data dm-thin-pool dm-snapshot \
+    run modules /run/lvmqos-init/modprobe -a dm-mod dm-bufio dm-bio-prison dm-persistent-data dm-thin-pool dm-snapshot \
         $LVMQOS_EXTRA_MODULES
 else
     for name in dm-mod dm-bufio dm-bio-prison dm-persistent-data dm-thin-pool dm-snapshot $LVMQOS_EXTRA_MODULES; do

@@ -22,7 +22,7 @@
 LVMQOS_QEMU_CACHE=${LVMQOS_QEMU_CACHE:-/var/cache/lvmqos/qemu}
 LVMQOS_QEMU_PROBE_TIMEOUT=${LVMQOS_QEMU_PROBE_TIMEOUT:-120}
 # LVMQOS_QEMU_KEEP_PROBE=1 keeps the probe boot's directory under /tmp (its console), to see why it failed.
-LVMQOS_QEMU_PACKAGES="qemu-system-x86 busybox-static kmod"
+LVMQOS_QEMU_PACKAGES="qemu-system-x86 busybox-static kmod xz-utils"
 # What the initramfs loads to reach the root over 9p; their dependencies come from modules.dep.
 LVMQOS_QEMU_INITRD_MODULES="virtio virtio_ring virtio_pci virtio_blk netfs fscache 9pnet 9pnet_virtio 9p"
 # 9p mount options of the root: a large message size and the page cache, because the guest reads the

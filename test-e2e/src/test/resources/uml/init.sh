@@ -1,10 +1,17 @@
 #!/bin/sh
-# Init (PID 1) of the lvmqos real-kernel test bed: a user-mode-Linux guest.
+# Init (PID 1) of the lvmqos real-kernel test bed: a user-mode-Linux guest, or a qemu guest.
 #
 # The host harness (io.lvmqos.e2e.uml.UmlGuest) boots linux.uml with the host's / as a read-only hostfs
 # root and this script as init=. It names a parameters file in LVMQOS_PARAMS, an unknown key=value on
 # the kernel command line, which the kernel hands to init as an environment variable. The file lives in
 # the host's run directory, visible here read-only at the same absolute path.
+#
+# The qemu harness (io.lvmqos.e2e.qemu.QemuGuest) boots Debian's stock kernel with an initramfs
+# (scripts/qemu.sh) that mounts the host's / read-only over 9p and switch_roots into this script, with
+# LVMQOS_GUEST_KIND=qemu and LVMQOS_PARAMS on the kernel command line. What differs is marked where it
+# happens below: the host's /tmp and the out directory are 9p exports rather than hostfs, the modules
+# are the kernel package's (LVMQOS_QEMU_MODULES, loaded by modprobe, which the kernel also uses for
+# what it loads by itself), and the end is a power-off, which ends qemu, rather than a halt.
 #
 # Every stage prints "LVMQOS-STAGE <stage> start", then "... ok" or "... failed: <why>" on the console,
 # so the host can tell a boot failure from a module, volume group, cgroup or payload failure. Whatever
@@ -17,6 +24,9 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 LC_ALL=C
 export PATH LC_ALL
 OUT_READY=0
+LVMQOS_GUEST_KIND=${LVMQOS_GUEST_KIND:-uml}
+# qemu's 9p transport: a large message size, because the guest reads and writes host files through it.
+NINEP_OPTIONS=trans=virtio,version=9p2000.L,msize=512000
 
 marker() {
     echo "LVMQOS-STAGE $*"
@@ -30,8 +40,13 @@ uptime_s() {
 halt_now() {
     # hostfs caches writes in the guest's page cache: without this sync the host may miss the last lines.
     sync
-    # No init system runs here, so halt -f calls reboot(2) itself; -d because the root cannot take a wtmp record.
-    halt -f -d > /dev/null 2>&1 || poweroff -f > /dev/null 2>&1
+    if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
+        # qemu ends when the guest powers off (ACPI); a halted guest would keep it running until the timeout.
+        poweroff -f > /dev/null 2>&1
+    else
+        # No init system runs here, so halt -f calls reboot(2) itself; -d because the root cannot take a wtmp record.
+        halt -f -d > /dev/null 2>&1 || poweroff -f > /dev/null 2>&1
+    fi
     # Still running: magic SysRq 'o' powers off. Failing even that, PID 1 exiting panics the kernel,
     # which ends UML too.
     echo o > /proc/sysrq-trigger 2> /dev/null
@@ -61,14 +76,19 @@ marker "init start kernel=$(uname -r) $(uname -v)"
 marker "mounts start"
 run mounts mount -t proc proc /proc
 run mounts mount -t sysfs sysfs /sys
-# This kernel mounts devtmpfs on /dev by itself (DEVTMPFS_MOUNT); mount it only where one does not.
+# This kernel mounts devtmpfs on /dev by itself (DEVTMPFS_MOUNT), or qemu's initramfs moved its own
+# here; mount it only where neither did.
 mountpoint -q /dev || run mounts mount -t devtmpfs devtmpfs /dev
 run mounts mkdir -p /dev/shm
 run mounts mount -t tmpfs -o mode=1777 shm /dev/shm
 # The root is read-only: everything that writes (LVM's locks, cgroup mount points) goes to /run.
 # /tmp is the host's own /tmp, writable: a checkout cloned under /tmp (as CI may do) must stay
 # visible at the same paths, since the classpath and the run directory are absolute host paths.
-run mounts mount -t hostfs -o /tmp hosttmp /tmp
+if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
+    run mounts mount -t 9p -o "$NINEP_OPTIONS" tmp /tmp
+else
+    run mounts mount -t hostfs -o /tmp hosttmp /tmp
+fi
 run mounts mount -t tmpfs -o mode=755 run /run
 marker "mounts ok"
 
@@ -82,18 +102,37 @@ marker "params ok"
 # The run's output directory, writable, at the same absolute path as on the host: a path a guest test
 # prints is a path the host can open.
 marker "out start"
-run out mount -t hostfs hostfs "$LVMQOS_OUT" -o "$LVMQOS_OUT"
+if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
+    run out mount -t 9p -o "$NINEP_OPTIONS" out "$LVMQOS_OUT"
+else
+    run out mount -t hostfs hostfs "$LVMQOS_OUT" -o "$LVMQOS_OUT"
+fi
 run out touch "$LVMQOS_OUT/stages.log"
 OUT_READY=1
 marker "out ok $LVMQOS_OUT"
 
 marker "modules start"
-# The host names the kernel's module directory (LVMQOS_UML_MODULES: the one holding modules.dep, or
-# its parent with a directory per release); without it, the system's user-mode-linux package's.
-LVMQOS_MODULE_DIR=${LVMQOS_UML_MODULES:-/usr/lib/uml/modules}
-[ -r "$LVMQOS_MODULE_DIR/modules.dep" ] || LVMQOS_MODULE_DIR=$LVMQOS_MODULE_DIR/$(uname -r)
-if [ ! -r "$LVMQOS_MODULE_DIR/modules.dep" ]; then
-    fail modules "no $LVMQOS_MODULE_DIR/modules.dep: the module directory does not fit kernel $(uname -r); set LVMQOS_UML_MODULES to its modules"
+if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
+    # The kernel package's unpacked lib/modules/<release> (scripts/qemu.sh), not the host's /lib/modules.
+    LVMQOS_MODULE_DIR=$LVMQOS_QEMU_MODULES
+    if [ ! -r "$LVMQOS_MODULE_DIR/modules.dep" ] || [ "${LVMQOS_MODULE_DIR##*/}" != "$(uname -r)" ]; then
+        fail modules "no $LVMQOS_MODULE_DIR/modules.dep for kernel $(uname -r): set LVMQOS_QEMU_MODULES to its lib/modules/<release>"
+    fi
+    # The kernel asks /sbin/modprobe for what it needs later (ext4 and xfs at mount, crc32c for
+    # libcrc32c), and modprobe looks under /lib/modules: point the kernel at one that looks here.
+    run modules mkdir -p /run/lvmqos-init
+    printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "${LVMQOS_MODULE_DIR%/lib/modules/*}" > /run/lvmqos-init/modprobe ||
+        fail modules "cannot write /run/lvmqos-init/modprobe"
+    run modules chmod 755 /run/lvmqos-init/modprobe
+    echo /run/lvmqos-init/modprobe > /proc/sys/kernel/modprobe || fail modules "cannot set /proc/sys/kernel/modprobe"
+else
+    # The host names the kernel's module directory (LVMQOS_UML_MODULES: the one holding modules.dep, or
+    # its parent with a directory per release); without it, the system's user-mode-linux package's.
+    LVMQOS_MODULE_DIR=${LVMQOS_UML_MODULES:-/usr/lib/uml/modules}
+    [ -r "$LVMQOS_MODULE_DIR/modules.dep" ] || LVMQOS_MODULE_DIR=$LVMQOS_MODULE_DIR/$(uname -r)
+    if [ ! -r "$LVMQOS_MODULE_DIR/modules.dep" ]; then
+        fail modules "no $LVMQOS_MODULE_DIR/modules.dep: the module directory does not fit kernel $(uname -r); set LVMQOS_UML_MODULES to its modules"
+    fi
 fi
 command -v insmod > /dev/null || fail modules "insmod not found: apt-get install kmod"
 LOADED=" "
@@ -114,9 +153,16 @@ load_module() {
         LOADED="$LOADED$module "
     done
 }
-for name in dm-mod dm-bufio dm-bio-prison dm-persistent-data dm-thin-pool dm-snapshot $LVMQOS_EXTRA_MODULES; do
-    load_module "$name"
-done
+if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
+    # One modprobe for them all, softdeps included: under software emulation every process costs
+    # (a third of a second each for insmod and grep; measured 3.1 s for the loop below, 1.1 s for this).
+    run modules /run/lvmqos-init/modprobe -a dm-mod dm-bufio dm-bio-prison dm-persistent-data dm-thin-pool dm-snapshot \
+        $LVMQOS_EXTRA_MODULES
+else
+    for name in dm-mod dm-bufio dm-bio-prison dm-persistent-data dm-thin-pool dm-snapshot $LVMQOS_EXTRA_MODULES; do
+        load_module "$name"
+    done
+fi
 marker "modules ok"
 
 # No udev, no dmeventd, a read-only /etc: LVM must create device nodes itself, keep no backups and lock
@@ -183,9 +229,10 @@ case "${LVMQOS_CGROUP_MODE:-none}" in
         [ -d "$cgroup_root" ] || run cgroup mkdir -p "$cgroup_root"
         run cgroup mount -t cgroup2 cgroup2 "$cgroup_root"
         # io gives io.max to the children; memory too, because cgroup v2 attributes (and so throttles)
-        # buffered writeback only where both controllers are on.
-        echo "+io +memory" 2> /tmp/cgroup.err > "$cgroup_root/cgroup.subtree_control" ||
-            fail cgroup "cannot enable +io +memory in $cgroup_root/cgroup.subtree_control: $(cat /tmp/cgroup.err)"
+        # buffered writeback only where both controllers are on. A guest may ask for more (+cpu +pids).
+        controllers=${LVMQOS_CGROUP_CONTROLLERS:-+io +memory}
+        echo "$controllers" 2> /tmp/cgroup.err > "$cgroup_root/cgroup.subtree_control" ||
+            fail cgroup "cannot enable $controllers in $cgroup_root/cgroup.subtree_control: $(cat /tmp/cgroup.err)"
         grep -qw io "$cgroup_root/cgroup.controllers" ||
             fail cgroup "no io controller in $cgroup_root/cgroup.controllers: $(cat "$cgroup_root/cgroup.controllers")"
         ;;
@@ -211,10 +258,10 @@ marker "network ok"
 LVMQOS_GUEST=1
 LVMQOS_CGROUP_ROOT=$cgroup_root
 HOME=/tmp
-export LVMQOS_GUEST LVMQOS_OUT LVMQOS_RUN_DIR LVMQOS_DISKS LVMQOS_VGS LVMQOS_VG LVMQOS_THIN_POOL \
+export LVMQOS_GUEST LVMQOS_GUEST_KIND LVMQOS_OUT LVMQOS_RUN_DIR LVMQOS_DISKS LVMQOS_VGS LVMQOS_VG LVMQOS_THIN_POOL \
     LVMQOS_THIN_POOLS LVMQOS_CGROUP_MODE LVMQOS_CGROUP_ROOT LVMQOS_MODULE_DIR HOME
-# The kernel passes every unknown key=value of its command line to init; these two are UML's own.
-unset mem uml_dir
+# The kernel passes every unknown key=value of its command line to init: UML's own, and the initramfs's.
+unset mem uml_dir LVMQOS_INIT
 if [ -n "$LVMQOS_PAYLOAD_ENV" ]; then
     . "$LVMQOS_PAYLOAD_ENV" || fail payload "cannot source $LVMQOS_PAYLOAD_ENV"
 fi

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -14,11 +15,13 @@ import org.junit.jupiter.api.Assumptions;
 public final class GuestEnv {
     /** {@code 1} inside the guest. */
     public static final String GUEST = "LVMQOS_GUEST";
+    /** Which kind of guest: {@code uml} (user-mode Linux) or {@code qemu} (Debian's stock kernel under qemu). */
+    public static final String GUEST_KIND = "LVMQOS_GUEST_KIND";
     /** The run's output directory: writable, the same absolute path in the guest and on the host. */
     public static final String OUT = "LVMQOS_OUT";
     /** The host's run directory, read-only in the guest. */
     public static final String RUN_DIR = "LVMQOS_RUN_DIR";
-    /** Space-separated block devices of the disks, in builder order: {@code /dev/ubda /dev/ubdb}. */
+    /** Space-separated block devices of the disks, in builder order: {@code /dev/ubda /dev/ubdb} (UML), {@code /dev/vda} (qemu). */
     public static final String DISKS = "LVMQOS_DISKS";
     /** Space-separated names of the volume groups init created. */
     public static final String VGS = "LVMQOS_VGS";
@@ -34,6 +37,8 @@ public final class GuestEnv {
     public static final String CGROUP_ROOT = "LVMQOS_CGROUP_ROOT";
     /** The kernel's module directory, for a check that insmods a further module. */
     public static final String MODULE_DIR = "LVMQOS_MODULE_DIR";
+    /** qemu's throttle of each disk in I/O operations per second; unset in UML, or where qemu does not throttle. */
+    public static final String DISK_IOPS = "LVMQOS_DISK_IOPS";
     /** The driver's jar, from the host's system property {@code lvmqos.jar}, when it is set. */
     public static final String DRIVER_JAR = "LVMQOS_JAR";
 
@@ -49,7 +54,12 @@ public final class GuestEnv {
      * mistake never runs LVM or cgroup commands against the host.
      */
     public static void assumeInGuest() {
-        Assumptions.assumeTrue(inGuest(), "runs only inside the UML guest: start it with GuestJUnit");
+        Assumptions.assumeTrue(inGuest(), "runs only inside a test guest (UML or qemu): start it with GuestJUnit");
+    }
+
+    /** {@code uml} or {@code qemu}; {@code uml} where init said nothing (it always says, since qemu guests exist). */
+    public static String guestKind() {
+        return optional(GUEST_KIND).orElse("uml");
     }
 
     public static Path outDir() {
@@ -84,13 +94,17 @@ public final class GuestEnv {
         return Path.of(required(MODULE_DIR));
     }
 
+    public static OptionalInt diskIops() {
+        return optional(DISK_IOPS).map(value -> OptionalInt.of(Integer.parseInt(value))).orElse(OptionalInt.empty());
+    }
+
     public static Optional<Path> driverJar() {
         return optional(DRIVER_JAR).map(Path::of);
     }
 
     private static String required(String name) {
         return optional(name).orElseThrow(() -> new IllegalStateException(
-                name + " is not set: " + (inGuest() ? "the guest was built without it" : "not in the UML guest")));
+                name + " is not set: " + (inGuest() ? "the guest was built without it" : "not in a test guest")));
     }
 
     private static Optional<String> optional(String name) {

@@ -21,10 +21,11 @@ import org.w3c.dom.NodeList;
 import org.xml.sax.SAXException;
 
 /**
- * Runs guest-side JUnit classes inside a {@link UmlGuest} and brings their results back to the host.
+ * Runs guest-side JUnit classes inside a guest of either kind ({@link UmlGuest}, or
+ * {@code io.lvmqos.e2e.qemu.QemuGuest}: any {@link GuestSpec}) and brings their results back to the host.
  *
  * <p>The guest runs the host's own JDK with the host test JVM's class path (both visible through the
- * guest's hostfs root) and JUnit's ConsoleLauncher, which writes the legacy XML report into the run's
+ * guest's read-only view of the host's root) and JUnit's ConsoleLauncher, which writes the legacy XML report into the run's
  * output directory; the host reads that report. Guest-side classes live in {@code io.lvmqos.e2e.guest}
  * and are named {@code *Check}, so that surefire and failsafe never run them on the host.
  *
@@ -63,11 +64,11 @@ public final class GuestJUnit {
      *
      * @throws UmlGuestException if the guest failed, or JUnit in the guest reported no test at all
      */
-    public static Report run(UmlGuest.Builder guest, Class<?>... checks) {
+    public static Report run(GuestSpec guest, Class<?>... checks) {
         if (checks.length == 0) {
             throw new IllegalArgumentException("no guest-side test class given");
         }
-        GuestRun run = guest.copy().payload(launcherCommandLine(List.of(checks))).build().run();
+        GuestRun run = guest.runWith(launcherCommandLine(List.of(checks)));
         Path report = run.outDir().resolve("reports").resolve(REPORT_FILE);
         if (!Files.exists(report)) {
             throw launcherFailure(run, "JUnit wrote no report " + report + " (launcher exit code " + run.exitCode() + ")");
@@ -91,8 +92,12 @@ public final class GuestJUnit {
     }
 
     /** {@link #run} as one dynamic test per guest-side test, for a host {@code @TestFactory}. */
-    public static Stream<DynamicTest> dynamicTests(UmlGuest.Builder guest, Class<?>... checks) {
-        Report report = run(guest, checks);
+    public static Stream<DynamicTest> dynamicTests(GuestSpec guest, Class<?>... checks) {
+        return dynamicTests(run(guest, checks));
+    }
+
+    /** One dynamic test per guest-side test of a report, for a host that looked at the run first. */
+    public static Stream<DynamicTest> dynamicTests(Report report) {
         System.out.println("guest JUnit run: " + report.guest().timings() + " (" + report.guest().runDir() + ")");
         return report.tests().stream().map(test -> DynamicTest.dynamicTest(test.displayName(), test::verify));
     }

@@ -1,19 +1,11 @@
 package io.lvmqos.e2e.uml;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
-
 import io.lvmqos.e2e.uml.UmlGuestException.Failure;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -21,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -63,7 +54,7 @@ public final class UmlGuest {
     /** That kernel's module directory (holding modules.dep, or a directory per release). */
     public static final String MODULES_VARIABLE = "LVMQOS_UML_MODULES";
     /** System property: where run directories go. */
-    public static final String RUN_DIR_PROPERTY = "lvmqos.runDir";
+    public static final String RUN_DIR_PROPERTY = GuestRunDir.RUN_DIR_PROPERTY;
     /** System property: true copies the guest's console to standard output as it runs. */
     public static final String ECHO_PROPERTY = "lvmqos.uml.echo";
 
@@ -77,12 +68,6 @@ public final class UmlGuest {
     private static final Pattern LVM_SIZE = Pattern.compile("\\d+(\\.\\d+)?[bBsSkKmMgGtTpPeE]?|\\d+%(VG|FREE|PVS)");
     private static final Pattern MODULE = Pattern.compile("[A-Za-z0-9_-]+");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-    // The run directory reaches the kernel's command line (split at blanks) and ubd options (split at
-    // ',' and ':'): keep its path to characters that need no quoting anywhere.
-    private static final Pattern SAFE_PATH = Pattern.compile("[A-Za-z0-9/._+-]+");
-    // The guest mounts its own file systems over these, hiding the host's.
-    private static final List<Path> HIDDEN_IN_GUEST =
-            Stream.of("/run", "/dev", "/proc", "/sys").map(Path::of).toList();
     private static final List<Path> GUEST_SBIN =
             Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
 
@@ -154,16 +139,12 @@ public final class UmlGuest {
      */
     public GuestRun run() {
         checkPrerequisites();
-        Path runDir = createRunDir();
-        try {
-            prepare(runDir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot prepare the run directory " + runDir, e);
-        }
+        Path runDir = runDirectory.map(GuestRunDir::use).orElseGet(() -> GuestRunDir.create(name));
+        GuestRunDir.prepare(runDir, diskSizes, parameters(runDir), GuestRunDir.payloadEnvironment(environment));
         long started = System.nanoTime();
-        UmlProcess uml;
+        GuestProcess uml;
         try {
-            uml = UmlProcess.start(command(runDir), signature(runDir), runDir.resolve("console.log"),
+            uml = GuestProcess.start("uml", command(runDir), signature(runDir), runDir.resolve("console.log"),
                     Boolean.getBoolean(ECHO_PROPERTY));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start linux.uml", e);
@@ -184,9 +165,11 @@ public final class UmlGuest {
         Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
         // the failure's console tail is what the guest printed itself, not the dump we asked for
         List<String> ownConsole = linesBeforeDump < 0 ? console : console.subList(0, linesBeforeDump);
-        GuestRun run = verdict(runDir, ownConsole, exited, umlExit, wallTime);
+        GuestRun run = GuestVerdict.of(new GuestVerdict.Ending(runDir, ownConsole, exited, umlExit, wallTime, timeout),
+                kernelName(), "./run-tests (scripts/lib.sh) chooses a kernel that boots on this machine, or set "
+                        + KERNEL_VARIABLE + " and " + MODULES_VARIABLE);
         if (!keepDisks) {
-            deleteDisks(runDir);
+            GuestRunDir.deleteDisks(runDir, diskSizes.size());
         }
         return run;
     }
@@ -199,7 +182,7 @@ public final class UmlGuest {
      * where the guest hung. Best effort: without {@code uml_mconsole} (Debian's uml-utilities), or from
      * a guest whose kernel no longer answers, there is simply no dump.
      */
-    private static void dumpGuestTasks(Path runDir, UmlProcess uml) {
+    private static void dumpGuestTasks(Path runDir, GuestProcess uml) {
         Path socket = runDir.resolve("uml").resolve("guest").resolve("mconsole");
         try {
             for (String key : List.of("w", "m", "t")) {
@@ -243,7 +226,7 @@ public final class UmlGuest {
      * {@link #run()} has returned or thrown.
      */
     public static List<ProcessHandle> processesOf(Path runDir) {
-        return UmlProcess.processesWith(signature(runDir));
+        return GuestProcess.processesWith(signature(runDir));
     }
 
     /** Quotes one word for a POSIX shell: {@code it's} becomes {@code 'it'\''s'}. */
@@ -254,7 +237,8 @@ public final class UmlGuest {
         return "'" + word.replace("'", "'\\''") + "'";
     }
 
-    static String tail(String text, int lines) {
+    /** The last {@code lines} lines of {@code text}. */
+    public static String tail(String text, int lines) {
         List<String> all = text.lines().toList();
         return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
     }
@@ -297,92 +281,16 @@ public final class UmlGuest {
         }
     }
 
-    private Path createRunDir() {
-        String what = runDirectory.isPresent() ? "the run directory" : RUN_DIR_PROPERTY;
-        Path base = runDirectory.orElseGet(() -> Path.of(System.getProperty(RUN_DIR_PROPERTY, "target/uml-runs")))
-                .toAbsolutePath().normalize();
-        if (HIDDEN_IN_GUEST.stream().anyMatch(base::startsWith)) {
-            throw new IllegalStateException(what + " " + base + " is under a directory the guest"
-                    + " mounts its own file system on, so the guest could not see it; choose another");
-        }
-        requireMatch(SAFE_PATH, base.toString(), what);
-        Path runDir = runDirectory.isPresent() ? base : base.resolve(name + "-"
-                + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-"
-                + "%06x".formatted(ThreadLocalRandom.current().nextInt(1 << 24)));
-        try {
-            Files.createDirectories(runDir.resolve("out"));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the run directory " + runDir, e);
-        }
-        return runDir;
-    }
-
-    private void prepare(Path runDir) throws IOException {
-        for (int i = 0; i < diskSizes.size(); i++) {
-            // Sparse: a 4 GiB disk costs only the blocks the guest writes.
-            try (RandomAccessFile disk = new RandomAccessFile(diskImage(runDir, i).toFile(), "rw")) {
-                disk.setLength(diskSizes.get(i));
-            }
-        }
-        // The kernel execs init, so it must be a file with the execute bit; a classpath resource is neither.
-        Path init = runDir.resolve("init.sh");
-        try (InputStream script = UmlGuest.class.getResourceAsStream("/uml/init.sh")) {
-            if (script == null) {
-                throw new IllegalStateException("resource /uml/init.sh is missing from the test classpath");
-            }
-            Files.copy(script, init, StandardCopyOption.REPLACE_EXISTING);
-        }
-        Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
-        Files.writeString(runDir.resolve("params.sh"), shellAssignments(parameters(runDir), ""), UTF_8);
-        Files.writeString(runDir.resolve("payload-env.sh"), shellAssignments(payloadEnvironment(), "export "), UTF_8);
-    }
-
     /** What init reads from params.sh; the names init also exports come from {@link GuestEnv}. */
     private Map<String, String> parameters(Path runDir) {
-        Map<String, String> params = new LinkedHashMap<>();
-        params.put(GuestEnv.RUN_DIR, runDir.toString());
-        params.put(GuestEnv.OUT, runDir.resolve("out").toString());
-        params.put(GuestEnv.DISKS, IntStream.range(0, diskSizes.size())
-                .mapToObj(UmlGuest::guestDevice).collect(Collectors.joining(" ")));
-        params.put(GuestEnv.VGS, volumeGroups.stream().map(VolumeGroup::name).collect(Collectors.joining(" ")));
-        params.put(GuestEnv.VG, volumeGroups.isEmpty() ? "" : volumeGroups.getFirst().name());
-        params.put(GuestEnv.THIN_POOL, volumeGroups.isEmpty() ? ""
-                : volumeGroups.getFirst().thinPool().map(ThinPool::name).orElse(""));
-        params.put(GuestEnv.THIN_POOLS, volumeGroups.stream()
-                .flatMap(vg -> vg.thinPool().stream().map(pool -> vg.name() + "/" + pool.name()))
-                .collect(Collectors.joining(" ")));
-        params.put("LVMQOS_VG_COUNT", Integer.toString(volumeGroups.size()));
-        for (int i = 0; i < volumeGroups.size(); i++) {
-            VolumeGroup vg = volumeGroups.get(i);
-            String prefix = "LVMQOS_VG_" + i + "_";
-            params.put(prefix + "NAME", vg.name());
-            params.put(prefix + "PVS", vg.disks().stream().map(UmlGuest::guestDevice).collect(Collectors.joining(" ")));
-            params.put(prefix + "THIN_POOL", vg.thinPool().map(ThinPool::name).orElse(""));
-            params.put(prefix + "THIN_POOL_SIZE", vg.thinPool().map(ThinPool::size).orElse(""));
-        }
+        Map<String, String> params = GuestRunDir.layout(runDir,
+                IntStream.range(0, diskSizes.size()).mapToObj(UmlGuest::guestDevice).toList(), volumeGroups);
         params.put(GuestEnv.CGROUP_MODE, cgroupMode.guestName());
         params.put(GuestEnv.CGROUP_ROOT, cgroupRoot);
         params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
         params.put(MODULES_VARIABLE, kernel.map(k -> k.modules().toString()).orElse(""));
         params.put("LVMQOS_PAYLOAD", payload);
-        params.put("LVMQOS_PAYLOAD_ENV", runDir.resolve("payload-env.sh").toString());
         return params;
-    }
-
-    private Map<String, String> payloadEnvironment() {
-        Map<String, String> env = new LinkedHashMap<>();
-        String driverJar = System.getProperty("lvmqos.jar");
-        if (driverJar != null) {
-            env.put(GuestEnv.DRIVER_JAR, driverJar);
-        }
-        env.putAll(environment);
-        return env;
-    }
-
-    private static String shellAssignments(Map<String, String> values, String prefix) {
-        return values.entrySet().stream()
-                .map(entry -> prefix + entry.getKey() + "=" + shellQuote(entry.getValue()) + "\n")
-                .collect(Collectors.joining());
     }
 
     private List<String> command(Path runDir) {
@@ -398,9 +306,9 @@ public final class UmlGuest {
                 // with seccomp. "auto" keeps ptrace where the host refuses the filter; kernels older than
                 // 6.16 do not know the key and pass it to init as an unused environment variable.
                 "seccomp=auto",
-                "init=" + runDir.resolve("init.sh")));
+                "init=" + GuestRunDir.init(runDir)));
         for (int i = 0; i < diskSizes.size(); i++) {
-            command.add("ubd" + i + "=" + diskImage(runDir, i));
+            command.add("ubd" + i + "=" + GuestRunDir.diskImage(runDir, i));
         }
         command.addAll(List.of(
                 // The guest's first console on this process's stdin and stdout; no other consoles.
@@ -411,100 +319,13 @@ public final class UmlGuest {
                 "uml_dir=" + runDir.resolve("uml"),
                 "umid=guest",
                 // An unknown key=value of the kernel command line reaches init as an environment variable.
-                "LVMQOS_PARAMS=" + runDir.resolve("params.sh")));
+                "LVMQOS_PARAMS=" + GuestRunDir.params(runDir)));
         return command;
     }
 
     /** Unique to this run's UML processes, which all share the command line that holds it. */
     private static String signature(Path runDir) {
-        return "init=" + runDir.resolve("init.sh");
-    }
-
-    private GuestRun verdict(Path runDir, List<String> console, boolean exited, int umlExit, Duration wallTime) {
-        StageLog stages = StageLog.parse(console);
-        String consoleText = String.join("\n", console);
-        Path outDir = runDir.resolve("out");
-        Optional<Integer> exitCode = readExitCode(outDir);
-
-        Optional<StageLog.Marker> failed = stages.failure();
-        if (failed.isPresent()) {
-            throw failure(failureOf(failed.get().stage()), "stage " + failed.get().stage() + ": " + failed.get().detail(),
-                    runDir, consoleText);
-        }
-        // A guest we had to kill after its payload ended (a slow halt) still has a result to report.
-        if (exitCode.isPresent() && stages.find(StageLog.PAYLOAD, "exit").isPresent()) {
-            Duration bootToPayload = stages.find(StageLog.PAYLOAD, "start")
-                    .flatMap(StageLog.Marker::uptime).orElse(Duration.ZERO);
-            Duration payloadEnd = stages.find(StageLog.PAYLOAD, "exit")
-                    .flatMap(StageLog.Marker::uptime).orElse(bootToPayload);
-            return new GuestRun(exitCode.get(), consoleText, readPayloadLog(outDir), outDir, runDir,
-                    wallTime, bootToPayload, payloadEnd.minus(bootToPayload));
-        }
-        if (!stages.reached(StageLog.INIT)) {
-            throw failure(Failure.BOOT, (exited
-                    ? kernelName() + " exited with code " + umlExit + " before init ran"
-                    : "init did not start within " + timeout)
-                    + "; ./run-tests (scripts/lib.sh) chooses a kernel that boots on this machine, or set "
-                    + KERNEL_VARIABLE + " and " + MODULES_VARIABLE, runDir, consoleText);
-        }
-        String stage = stages.lastStarted().orElse(StageLog.INIT);
-        if (!exited && stage.equals(StageLog.PAYLOAD)) {
-            throw failure(Failure.PAYLOAD_TIMEOUT, "payload still running after " + timeout + "; guest killed",
-                    runDir, consoleText);
-        }
-        if (!exited) {
-            throw failure(failureOf(stage), "stage " + stage + " still running after " + timeout + "; guest killed",
-                    runDir, consoleText);
-        }
-        throw failure(Failure.GUEST_CRASHED,
-                "linux.uml exited with code " + umlExit + " during stage " + stage, runDir, consoleText);
-    }
-
-    private static Failure failureOf(String stage) {
-        return switch (stage) {
-            case "modules" -> Failure.MODULES;
-            case "vg" -> Failure.VOLUME_GROUP;
-            case "cgroup" -> Failure.CGROUP;
-            case StageLog.PAYLOAD -> Failure.GUEST_CRASHED;
-            default -> Failure.SETUP;
-        };
-    }
-
-    private static UmlGuestException failure(Failure failure, String detail, Path runDir, String console) {
-        return new UmlGuestException(failure, detail, Optional.of(runDir), tail(console, CONSOLE_TAIL_LINES));
-    }
-
-    private static Optional<Integer> readExitCode(Path outDir) {
-        Path file = outDir.resolve("exit-code");
-        try {
-            return Files.exists(file) ? Optional.of(Integer.parseInt(Files.readString(file).trim())) : Optional.empty();
-        } catch (IOException | NumberFormatException e) {
-            return Optional.empty();
-        }
-    }
-
-    private static String readPayloadLog(Path outDir) {
-        try {
-            Path log = outDir.resolve("payload.log");
-            // Leniently: a payload may print bytes that are not UTF-8.
-            return Files.exists(log) ? new String(Files.readAllBytes(log), UTF_8) : "";
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private void deleteDisks(Path runDir) {
-        for (int i = 0; i < diskSizes.size(); i++) {
-            try {
-                Files.deleteIfExists(diskImage(runDir, i));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    }
-
-    private static Path diskImage(Path runDir, int index) {
-        return runDir.resolve("disk" + index + ".img");
+        return "init=" + GuestRunDir.init(runDir);
     }
 
     private static String guestDevice(int diskIndex) {
@@ -547,7 +368,7 @@ public final class UmlGuest {
     }
 
     /** Settings of a guest; every one but the payload has a default. */
-    public static final class Builder {
+    public static final class Builder implements GuestSpec {
         private String name = "guest";
         private String memory = DEFAULT_MEMORY;
         private final List<Long> diskSizes = new ArrayList<>();
@@ -717,6 +538,11 @@ public final class UmlGuest {
         public Builder keepDisks(boolean keep) {
             this.keepDisks = keep;
             return this;
+        }
+
+        @Override
+        public GuestRun runWith(String payload) {
+            return copy().payload(payload).build().run();
         }
 
         public UmlGuest build() {

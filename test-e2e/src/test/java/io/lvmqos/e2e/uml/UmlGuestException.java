@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * A guest run that did not produce a result the test may trust. {@link #failure()} says which part
+ * A guest run (of either kind: UML or qemu) that did not produce a result the test may trust. {@link #failure()} says which part
  * failed; the message carries the details and the tail of the guest's console.
  */
 public final class UmlGuestException extends RuntimeException {
@@ -39,7 +39,7 @@ public final class UmlGuestException extends RuntimeException {
     private final Failure failure;
     private final transient Optional<Path> runDir;
 
-    UmlGuestException(Failure failure, String detail, Optional<Path> runDir, String consoleTail) {
+    public UmlGuestException(Failure failure, String detail, Optional<Path> runDir, String consoleTail) {
         super(failure.description() + ": " + detail
                 + runDir.map(dir -> "\nrun directory: " + dir).orElse("")
                 + (consoleTail.isEmpty() ? "" : "\n--- guest console (last lines) ---\n" + consoleTail));

@@ -1,6 +1,10 @@
 /**
  * The real-kernel test bed: user-mode-Linux guests with device-mapper, LVM and cgroups, for tests that
- * this machine's own kernel cannot run (it has no device-mapper and no cgroup v2 io controller).
+ * this machine's own kernel cannot run (it has no device-mapper and no cgroup v2 io controller). The
+ * second kind of guest, Debian's stock kernel under qemu ({@code io.lvmqos.e2e.qemu.QemuGuest}, for
+ * what UML's kernel lacks: io.cost, PSI), shares the init script, {@link io.lvmqos.e2e.uml.GuestEnv},
+ * {@link io.lvmqos.e2e.uml.GuestRun} and {@link io.lvmqos.e2e.uml.GuestJUnit} with it: both builders
+ * are a {@link io.lvmqos.e2e.uml.GuestSpec}, so one guest-side check runs in either.
  *
  * <h2>Running something in a guest</h2>
  * {@link io.lvmqos.e2e.uml.UmlGuest} boots one guest per {@code run()}: sparse disks, volume groups, an
@@ -30,6 +34,6 @@
  *
  * <p>Host prerequisites: root, and the packages user-mode-linux, kmod, lvm2 and thin-provisioning-tools;
  * uml-utilities (uml_mconsole), if present, lets a timed-out guest dump its tasks before it is killed.
- * {@code LVMQOS_SKIP_UML=1} skips every guest test explicitly.
+ * {@code LVMQOS_SKIP_UML=1} skips every UML guest test explicitly, {@code LVMQOS_SKIP_QEMU=1} every qemu one.
  */
 package io.lvmqos.e2e.uml;

@@ -16,12 +16,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * One running linux.uml and every host process it forks. UML runs each guest address space as a host
- * process of its own, so ending a guest means ending that whole tree, which is what {@link #killTree()}
- * and {@link #close()} do. Its console is copied line by line to console.log (so a human can
- * {@code tail -f} a slow run) and kept in memory for the verdict.
+ * One running guest (linux.uml, or qemu) and every host process it forks. UML runs each guest address
+ * space as a host process of its own, so ending a guest means ending that whole tree, which is what
+ * {@link #killTree()} and {@link #close()} do; for qemu the tree is one process. Its console is copied
+ * line by line to console.log (so a human can {@code tail -f} a slow run) and kept in memory for the
+ * verdict.
  */
-final class UmlProcess implements AutoCloseable {
+public final class GuestProcess implements AutoCloseable {
     private static final Duration READER_GRACE = Duration.ofSeconds(5);
 
     private final Process process;
@@ -29,21 +30,25 @@ final class UmlProcess implements AutoCloseable {
     private final List<String> console = new ArrayList<>();
     private final Thread consoleReader;
     private final Thread shutdownHook;
+    private final String kind;
 
-    private UmlProcess(Process process, String signature, Writer consoleLog, boolean echo) {
+    private GuestProcess(Process process, String kind, String signature, Writer consoleLog, boolean echo) {
         this.process = process;
+        this.kind = kind;
         this.signature = signature;
-        this.consoleReader = Thread.ofPlatform().daemon().name("uml-console").start(() -> copyConsole(consoleLog, echo));
+        this.consoleReader = Thread.ofPlatform().daemon().name(kind + "-console").start(() -> copyConsole(consoleLog, echo));
         // A test JVM that is killed or interrupted must not leave a guest running behind it.
-        this.shutdownHook = new Thread(this::killTree, "uml-kill");
+        this.shutdownHook = new Thread(this::killTree, kind + "-kill");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
 
     /**
-     * Starts linux.uml. {@code signature} is a piece of its command line that only this run has: UML's
-     * helper processes are forks with the same command line, so it finds any that outlive their parent.
+     * Starts a guest. {@code kind} names it in thread names and echoed lines ({@code uml}, {@code qemu}).
+     * {@code signature} is a piece of its command line that only this run has: UML's helper processes are
+     * forks with the same command line, so it finds any that outlive their parent.
      */
-    static UmlProcess start(List<String> command, String signature, Path consoleLog, boolean echo) throws IOException {
+    public static GuestProcess start(String kind, List<String> command, String signature, Path consoleLog, boolean echo)
+            throws IOException {
         Writer log = Files.newBufferedWriter(consoleLog, UTF_8);
         try {
             Process process = new ProcessBuilder(command)
@@ -52,7 +57,7 @@ final class UmlProcess implements AutoCloseable {
                     // of file that the guest's console could take for a hang-up.
                     .redirectInput(ProcessBuilder.Redirect.PIPE)
                     .start();
-            return new UmlProcess(process, signature, log, echo);
+            return new GuestProcess(process, kind, signature, log, echo);
         } catch (IOException | RuntimeException e) {
             log.close();
             throw e;
@@ -60,7 +65,7 @@ final class UmlProcess implements AutoCloseable {
     }
 
     /** Waits for the guest to end by itself; false if it was still running after {@code timeout}. */
-    boolean awaitExit(Duration timeout) {
+    public boolean awaitExit(Duration timeout) {
         try {
             return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -70,12 +75,12 @@ final class UmlProcess implements AutoCloseable {
         }
     }
 
-    int exitValue() {
+    public int exitValue() {
         return process.exitValue();
     }
 
     /** The console so far; after {@link #close()}, all of it. */
-    List<String> console() {
+    public List<String> console() {
         synchronized (console) {
             return List.copyOf(console);
         }
@@ -86,7 +91,7 @@ final class UmlProcess implements AutoCloseable {
      * orphaned out of reach of {@link Process#descendants()} while we work, then any left over that still
      * carries the run's signature. Repeats until none is left, because the guest can fork meanwhile.
      */
-    void killTree() {
+    public void killTree() {
         for (int round = 0; round < 100; round++) {
             List<ProcessHandle> alive = Stream.concat(
                             Stream.concat(process.descendants(), Stream.of(process.toHandle())),
@@ -111,11 +116,25 @@ final class UmlProcess implements AutoCloseable {
      * Live host processes whose command line contains {@code signature}. Zombies have an empty command
      * line and so are not listed: they are dead, only not yet reaped.
      */
-    static List<ProcessHandle> processesWith(String signature) {
+    public static List<ProcessHandle> processesWith(String signature) {
         try (Stream<ProcessHandle> all = ProcessHandle.allProcesses()) {
             return all.filter(handle -> handle.pid() != ProcessHandle.current().pid())
                     .filter(handle -> handle.info().commandLine().filter(line -> line.contains(signature)).isPresent())
                     .toList();
+        }
+    }
+
+    /**
+     * Types {@code keys} on the guest's console input, which is otherwise a pipe kept open and never
+     * written; false if the guest no longer reads it.
+     */
+    public boolean type(String keys) {
+        try {
+            process.getOutputStream().write(keys.getBytes(UTF_8));
+            process.getOutputStream().flush();
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 
@@ -149,7 +168,7 @@ final class UmlProcess implements AutoCloseable {
                 log.write('\n');
                 log.flush();
                 if (echo) {
-                    System.out.println("[uml] " + clean);
+                    System.out.println("[" + kind + "] " + clean);
                 }
             }
         } catch (IOException e) {

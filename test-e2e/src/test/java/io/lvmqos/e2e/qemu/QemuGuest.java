@@ -1,0 +1,590 @@
+package io.lvmqos.e2e.qemu;
+
+import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.e2e.uml.GuestProcess;
+import io.lvmqos.e2e.uml.GuestRun;
+import io.lvmqos.e2e.uml.GuestRunDir;
+import io.lvmqos.e2e.uml.GuestSpec;
+import io.lvmqos.e2e.uml.GuestVerdict;
+import io.lvmqos.e2e.uml.UmlGuest;
+import io.lvmqos.e2e.uml.UmlGuest.ThinPool;
+import io.lvmqos.e2e.uml.UmlGuest.VolumeGroup;
+import io.lvmqos.e2e.uml.UmlGuestException;
+import io.lvmqos.e2e.uml.UmlGuestException.Failure;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A qemu guest for real-kernel tests that user-mode Linux cannot run: Debian's stock kernel (6.1 on
+ * Debian 12, with io.cost, BFQ group scheduling and PSI) under {@code qemu-system-x86_64 -accel tcg}.
+ * The kernel, its initramfs and its modules are the ones {@code scripts/qemu.sh}'s
+ * {@code lvmqos_pick_qemu} fetched and proved by a probe boot ({@value #KERNEL_VARIABLE},
+ * {@value #INITRD_VARIABLE}, {@value #MODULES_VARIABLE}).
+ *
+ * <p>The guest's root is the host's {@code /}, read-only over 9p, so the host's JDK, lvm2, fio and the
+ * test class path are there, as in the UML guest; the host's /tmp is mounted writable over 9p, and the
+ * run's out directory at its own absolute path. Its disks are sparse files in the run directory,
+ * attached as virtio disks ({@code /dev/vda}, {@code /dev/vdb}...) that qemu throttles to
+ * {@link Builder#diskIops} I/O operations per second each, so that the disk, not the emulated CPU, is
+ * the bottleneck of 4k I/O. The init script is the UML guest's ({@code uml/init.sh}, with
+ * {@code LVMQOS_GUEST_KIND=qemu}): the same stages, markers, parameters and payload environment
+ * ({@link GuestEnv}), so a guest-side check runs in either kind of guest.
+ *
+ * <pre>{@code
+ * GuestRun run = QemuGuest.builder()
+ *         .disk("4G")
+ *         .volumeGroup("lvmqos", 0)
+ *         .thinPool("lvmqos", "thinpool", "2G")
+ *         .payload("cat /sys/fs/cgroup/io.cost.model")
+ *         .build()
+ *         .run()
+ *         .requireSuccess();
+ * }</pre>
+ */
+public final class QemuGuest {
+    /** The guest's memory, as qemu's {@code -m} takes it. */
+    public static final String DEFAULT_MEMORY = "2G";
+    /** qemu's throttle of each disk, in I/O operations per second (reads and writes together). */
+    public static final int DEFAULT_DISK_IOPS = 400;
+    /** Software emulation is several times slower than UML: the driver's JVM opens its socket after about 25 s. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(10);
+    /** Set to 1 to skip (not pass) every qemu guest test, on a machine that cannot run them. */
+    public static final String SKIP_VARIABLE = "LVMQOS_SKIP_QEMU";
+    /** The kernel to boot: an uncompressed ELF kernel (qemu boots it by its PVH entry point). */
+    public static final String KERNEL_VARIABLE = "LVMQOS_QEMU_KERNEL";
+    /** The initramfs {@code scripts/qemu.sh} made for that kernel: it reaches the 9p root and hands over to init. */
+    public static final String INITRD_VARIABLE = "LVMQOS_QEMU_INITRD";
+    /** The kernel's modules: the unpacked {@code lib/modules/<release>}, holding modules.dep. */
+    public static final String MODULES_VARIABLE = "LVMQOS_QEMU_MODULES";
+    /** System property: true copies the guest's console to standard output as it runs. */
+    public static final String ECHO_PROPERTY = "lvmqos.qemu.echo";
+
+    // The kernel's command line, and so init's environment: init knows which kind of guest it runs in.
+    private static final String KIND = "qemu";
+    private static final String QEMU = "qemu-system-x86_64";
+    private static final int MAX_DISKS = 16;
+    private static final Pattern MEMORY = Pattern.compile("\\d+[KMG]");
+    private static final Pattern DISK_SIZE = Pattern.compile("(\\d+)([KMGT]?)");
+    private static final Pattern MODULE = Pattern.compile("[A-Za-z0-9_-]+");
+    private static final Pattern CONTROLLER = Pattern.compile("[a-z_]+");
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    // Host paths that reach qemu's option strings (split at ',') and the kernel's command line (split
+    // at blanks) unquoted.
+    private static final Pattern SAFE_PATH = Pattern.compile("[A-Za-z0-9/._+-]+");
+    private static final List<Path> GUEST_SBIN =
+            Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
+
+    /** A kernel to boot, its initramfs (made by scripts/qemu.sh for it) and its modules' directory. */
+    public record Kernel(Path kernel, Path initrd, Path modules) {
+        public Kernel {
+            Objects.requireNonNull(kernel);
+            Objects.requireNonNull(initrd);
+            Objects.requireNonNull(modules);
+        }
+    }
+
+    private final String name;
+    private final String memory;
+    private final List<Long> diskSizes;
+    private final int diskIops;
+    private final List<VolumeGroup> volumeGroups;
+    private final CgroupMode cgroupMode;
+    private final String cgroupRoot;
+    private final List<String> cgroupControllers;
+    private final List<String> extraModules;
+    private final String payload;
+    private final Map<String, String> environment;
+    private final Duration timeout;
+    private final boolean keepDisks;
+    private final Optional<Kernel> kernel;
+
+    private QemuGuest(Builder builder) {
+        this.name = builder.name;
+        this.memory = builder.memory;
+        this.diskSizes = List.copyOf(builder.diskSizes);
+        this.diskIops = builder.diskIops;
+        this.volumeGroups = List.copyOf(builder.volumeGroups.values());
+        this.cgroupMode = builder.cgroupMode;
+        this.cgroupRoot = builder.cgroupRoot;
+        this.cgroupControllers = List.copyOf(builder.cgroupControllers);
+        this.extraModules = List.copyOf(builder.extraModules);
+        this.payload = builder.payload;
+        this.environment = Map.copyOf(builder.environment);
+        this.timeout = builder.timeout;
+        this.keepDisks = builder.keepDisks;
+        this.kernel = builder.kernel.or(QemuGuest::chosenKernel);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Boots the guest, runs the payload, and returns once the guest has powered off and qemu is gone.
+     *
+     * @throws UmlGuestException if the guest did not get as far as the payload's exit code, or the
+     *     payload outran the timeout
+     */
+    public GuestRun run() {
+        Kernel chosen = checkPrerequisites();
+        Path runDir = GuestRunDir.create(name);
+        GuestRunDir.prepare(runDir, diskSizes, parameters(runDir, chosen), payloadEnvironment());
+        long started = System.nanoTime();
+        GuestProcess qemu;
+        try {
+            qemu = GuestProcess.start(KIND, command(runDir, chosen), signature(runDir), runDir.resolve("console.log"),
+                    Boolean.getBoolean(ECHO_PROPERTY));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + QEMU, e);
+        }
+        boolean exited;
+        int linesBeforeDump = -1;
+        try {
+            exited = qemu.awaitExit(timeout);
+            if (!exited) {
+                linesBeforeDump = qemu.console().size();
+                dumpGuestTasks(qemu);
+            }
+        } finally {
+            qemu.close(); // kills a guest that outran the timeout
+        }
+        int exitValue = exited ? qemu.exitValue() : -1;
+        List<String> console = qemu.console();
+        Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
+        List<String> ownConsole = linesBeforeDump < 0 ? console : console.subList(0, linesBeforeDump);
+        GuestRun run = GuestVerdict.of(new GuestVerdict.Ending(runDir, ownConsole, exited, exitValue, wallTime, timeout),
+                QEMU, "lvmqos_pick_qemu (scripts/qemu.sh; ./run-tests calls it) chooses a kernel that a probe boot"
+                        + " proved on this machine; see console.log");
+        if (!keepDisks) {
+            GuestRunDir.deleteDisks(runDir, diskSizes.size());
+        }
+        return run;
+    }
+
+    /**
+     * Asks a guest that outran its timeout to print its blocked tasks, its memory and every task's state
+     * (magic SysRq w, m, t) on its console, and waits until the console has been quiet for two seconds
+     * (at most 30), so that console.log shows where it hung. The console is qemu's serial port, muxed
+     * with its monitor on standard input: Ctrl-A b sends a break, which with the key after it is a SysRq
+     * to the kernel (enabled for every key by {@code sysrq_always_enabled}). Best effort: a guest whose
+     * kernel no longer answers prints nothing.
+     */
+    private static void dumpGuestTasks(GuestProcess qemu) {
+        try {
+            for (String key : List.of("w", "m", "t")) {
+                if (!qemu.type("\u0001b" + key)) {
+                    return;
+                }
+                TimeUnit.MILLISECONDS.sleep(500);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            int lines = -1;
+            int quietSeconds = 0;
+            while (quietSeconds < 2 && System.nanoTime() < deadline) {
+                TimeUnit.SECONDS.sleep(1);
+                int now = qemu.console().size();
+                quietSeconds = now == lines ? quietSeconds + 1 : 0;
+                lines = now;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Host processes of the guest that ran in {@code runDir} that are still alive: none, once {@link #run()} has ended. */
+    public static List<ProcessHandle> processesOf(Path runDir) {
+        return GuestProcess.processesWith(signature(runDir));
+    }
+
+    // --- the run ---
+
+    private Kernel checkPrerequisites() {
+        if ("1".equals(System.getenv(SKIP_VARIABLE))) {
+            Assumptions.abort(SKIP_VARIABLE + "=1: qemu guest tests skipped on purpose");
+        }
+        List<String> missing = new ArrayList<>();
+        if (!isRoot()) {
+            missing.add("not root: the guest acts on the host's /tmp and the run directory as the host user, and the"
+                    + " test bed is proven as root only; run as root, or set " + SKIP_VARIABLE + "=1 to skip these"
+                    + " tests explicitly");
+        }
+        if (findIn(hostPath(), QEMU).isEmpty()) {
+            missing.add(QEMU + " not found on PATH: apt-get install qemu-system-x86");
+        }
+        if (kernel.isEmpty()) {
+            missing.add("no guest kernel: " + KERNEL_VARIABLE + ", " + INITRD_VARIABLE + " and " + MODULES_VARIABLE
+                    + " are not all set; ./run-tests sets them (scripts/qemu.sh, lvmqos_pick_qemu), or set "
+                    + SKIP_VARIABLE + "=1 to skip these tests explicitly");
+        } else {
+            Kernel k = kernel.get();
+            for (Path file : List.of(k.kernel(), k.initrd())) {
+                if (!Files.isRegularFile(file)) {
+                    missing.add(file + " is not a file");
+                } else if (!SAFE_PATH.matcher(file.toString()).matches()) {
+                    missing.add(file + ": a path qemu's options can take unquoted is needed (" + SAFE_PATH + ")");
+                }
+            }
+            if (!Files.isRegularFile(k.modules().resolve("modules.dep"))) {
+                missing.add(k.modules() + " holds no modules.dep (the unpacked lib/modules/<release> of the kernel)");
+            } else if (!SAFE_PATH.matcher(k.modules().toString()).matches()) {
+                missing.add(k.modules() + ": a path a shell can take unquoted is needed (" + SAFE_PATH + ")");
+            }
+        }
+        // The guest runs with its own PATH over the host's files: look where it will look.
+        if (findIn(GUEST_SBIN, "modprobe").isEmpty()) {
+            missing.add("modprobe not found (the guest loads device-mapper with it): apt-get install kmod");
+        }
+        if (findIn(GUEST_SBIN, "lvm").isEmpty()) {
+            missing.add("lvm not found: apt-get install lvm2");
+        }
+        boolean thinPools = volumeGroups.stream().anyMatch(vg -> vg.thinPool().isPresent());
+        if (thinPools && findIn(GUEST_SBIN, "thin_check").isEmpty()) {
+            missing.add("thin_check not found (LVM runs it to activate thin pools): apt-get install thin-provisioning-tools");
+        }
+        if (!missing.isEmpty()) {
+            throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
+        }
+        return kernel.orElseThrow();
+    }
+
+    /** What init reads from params.sh; the names init also exports come from {@link GuestEnv}. */
+    private Map<String, String> parameters(Path runDir, Kernel chosen) {
+        Map<String, String> params = GuestRunDir.layout(runDir,
+                IntStream.range(0, diskSizes.size()).mapToObj(QemuGuest::guestDevice).toList(), volumeGroups);
+        params.put(GuestEnv.CGROUP_MODE, cgroupMode.guestName());
+        params.put(GuestEnv.CGROUP_ROOT, cgroupRoot);
+        params.put("LVMQOS_CGROUP_CONTROLLERS", cgroupControllers.stream().map(c -> "+" + c).collect(Collectors.joining(" ")));
+        params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
+        params.put(MODULES_VARIABLE, chosen.modules().toString());
+        params.put("LVMQOS_PAYLOAD", payload);
+        return params;
+    }
+
+    /** The test's variables, after what the guest's checks learn of qemu's throttle. */
+    private Map<String, String> payloadEnvironment() {
+        Map<String, String> env = new LinkedHashMap<>();
+        if (diskIops > 0) {
+            env.put(GuestEnv.DISK_IOPS, Integer.toString(diskIops));
+        }
+        env.putAll(environment);
+        return GuestRunDir.payloadEnvironment(env);
+    }
+
+    private List<String> command(Path runDir, Kernel chosen) {
+        List<String> command = new ArrayList<>(List.of(
+                QEMU,
+                // No KVM on these machines: software emulation, one CPU.
+                "-accel", "tcg",
+                "-m", memory,
+                "-smp", "1",
+                // The serial console on this process's standard input and output; no display, no network.
+                "-nographic",
+                "-nic", "none",
+                // A reboot (a panic, with panic=-1) ends qemu rather than booting again.
+                "-no-reboot",
+                "-kernel", chosen.kernel().toString(),
+                "-initrd", chosen.initrd().toString(),
+                // The host's root, read-only: the JDK, lvm2, fio and the class path. remap keeps inode
+                // numbers of the host's several file systems apart.
+                "-virtfs", "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap",
+                // The host's /tmp, writable, as UML mounts it: a checkout under /tmp (CI) stays visible at its path.
+                "-virtfs", "local,path=/tmp,mount_tag=tmp,security_model=none,multidevs=remap",
+                // The run's out directory, writable, at its own path in the guest.
+                "-virtfs", "local,path=" + GuestRunDir.outDir(runDir) + ",mount_tag=out,security_model=none"));
+        for (int i = 0; i < diskSizes.size(); i++) {
+            // cache=none (O_DIRECT on the host) and qemu's throttle: the guest's disk behaves like a device
+            // of a known, small capacity rather than the host's page cache.
+            command.addAll(List.of("-drive", "file=" + GuestRunDir.diskImage(runDir, i)
+                    + ",if=virtio,format=raw,cache=none,aio=threads"
+                    + (diskIops > 0 ? ",throttling.iops-total=" + diskIops : "")));
+        }
+        command.addAll(List.of("-append", String.join(" ",
+                "console=ttyS0",
+                // A panic reboots at once, which -no-reboot turns into qemu's end.
+                "panic=-1",
+                // Only the kernel's errors on the console: every character costs under emulation.
+                "quiet",
+                // Every SysRq key, so that a hung guest can be asked for its tasks (dumpGuestTasks).
+                "sysrq_always_enabled",
+                // Unknown key=value words reach the initramfs's /init, and from it init.sh, as environment.
+                GuestEnv.GUEST_KIND + "=" + KIND,
+                "LVMQOS_INIT=" + GuestRunDir.init(runDir),
+                "LVMQOS_PARAMS=" + GuestRunDir.params(runDir))));
+        return command;
+    }
+
+    /** Unique to this run's qemu process. */
+    private static String signature(Path runDir) {
+        return "LVMQOS_INIT=" + GuestRunDir.init(runDir);
+    }
+
+    private static String guestDevice(int diskIndex) {
+        return "/dev/vd" + (char) ('a' + diskIndex);
+    }
+
+    /** The kernel the host chose ({@value #KERNEL_VARIABLE} and the others), if it chose one. */
+    private static Optional<Kernel> chosenKernel() {
+        List<Optional<Path>> paths = Stream.of(KERNEL_VARIABLE, INITRD_VARIABLE, MODULES_VARIABLE)
+                .map(variable -> Optional.ofNullable(System.getenv(variable)).filter(value -> !value.isBlank()).map(Path::of))
+                .toList();
+        if (paths.stream().anyMatch(Optional::isEmpty)) {
+            return Optional.empty();
+        }
+        return Optional.of(new Kernel(paths.get(0).get(), paths.get(1).get(), paths.get(2).get()));
+    }
+
+    private static boolean isRoot() {
+        try {
+            // /proc/self belongs to the user the process runs as.
+            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static List<Path> hostPath() {
+        String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
+        return Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList();
+    }
+
+    private static Optional<Path> findIn(List<Path> dirs, String program) {
+        return dirs.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst();
+    }
+
+    private static void requireMatch(Pattern pattern, String value, String what) {
+        if (value == null || !pattern.matcher(value).matches()) {
+            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
+        }
+    }
+
+    /** Settings of a guest; every one but the payload has a default. */
+    public static final class Builder implements GuestSpec {
+        private String name = "qemu";
+        private String memory = DEFAULT_MEMORY;
+        private final List<Long> diskSizes = new ArrayList<>();
+        private int diskIops = DEFAULT_DISK_IOPS;
+        private final Map<String, VolumeGroup> volumeGroups = new LinkedHashMap<>();
+        private CgroupMode cgroupMode = CgroupMode.V2;
+        private String cgroupRoot = UmlGuest.DEFAULT_CGROUP_ROOT;
+        private final Set<String> cgroupControllers = new LinkedHashSet<>(List.of("io", "memory"));
+        private final List<String> extraModules = new ArrayList<>();
+        private String payload;
+        private final Map<String, String> environment = new LinkedHashMap<>();
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private boolean keepDisks;
+        private Optional<Kernel> kernel = Optional.empty();
+
+        private Builder() {
+        }
+
+        /** An independent builder with the same settings, to derive a variant without changing this one. */
+        public Builder copy() {
+            Builder copy = new Builder();
+            copy.name = name;
+            copy.memory = memory;
+            copy.diskSizes.addAll(diskSizes);
+            copy.diskIops = diskIops;
+            copy.volumeGroups.putAll(volumeGroups);
+            copy.cgroupMode = cgroupMode;
+            copy.cgroupRoot = cgroupRoot;
+            copy.cgroupControllers.clear();
+            copy.cgroupControllers.addAll(cgroupControllers);
+            copy.extraModules.addAll(extraModules);
+            copy.payload = payload;
+            copy.environment.putAll(environment);
+            copy.timeout = timeout;
+            copy.keepDisks = keepDisks;
+            copy.kernel = kernel;
+            return copy;
+        }
+
+        /** Boots this kernel rather than the host's choice ({@value #KERNEL_VARIABLE} and the others). */
+        public Builder kernel(Kernel kernel) {
+            this.kernel = Optional.of(kernel);
+            return this;
+        }
+
+        /** Names the run directory, to find it among others: letters, digits, '.', '_' and '-'. */
+        public Builder name(String name) {
+            requireMatch(Pattern.compile("[A-Za-z0-9._-]+"), name, "guest name");
+            this.name = name;
+            return this;
+        }
+
+        /** The guest's memory, as qemu's {@code -m} takes it: {@code 2G}. Default {@value #DEFAULT_MEMORY}. */
+        public Builder memory(String memory) {
+            requireMatch(MEMORY, memory, "memory");
+            this.memory = memory;
+            return this;
+        }
+
+        /** Adds a sparse disk: {@code 4G}, {@code 512M}. The n-th disk is {@code /dev/vd<a+n>} in the guest. */
+        public Builder disk(String size) {
+            var matcher = DISK_SIZE.matcher(size);
+            if (!matcher.matches()) {
+                throw new IllegalArgumentException("invalid disk size: " + size + " (e.g. 4G, 512M)");
+            }
+            int shift = switch (matcher.group(2)) {
+                case "K" -> 10;
+                case "M" -> 20;
+                case "G" -> 30;
+                case "T" -> 40;
+                default -> 0;
+            };
+            return disk(Math.multiplyExact(Long.parseLong(matcher.group(1)), 1L << shift));
+        }
+
+        public Builder disk(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("disk size must be positive: " + bytes);
+            }
+            if (diskSizes.size() == MAX_DISKS) {
+                throw new IllegalArgumentException("at most " + MAX_DISKS + " disks");
+            }
+            diskSizes.add(bytes);
+            return this;
+        }
+
+        /**
+         * qemu's throttle of every disk: at most {@code iops} reads and writes per second each
+         * ({@code throttling.iops-total}); 0 for none. Default {@value #DEFAULT_DISK_IOPS}.
+         */
+        public Builder diskIops(int iops) {
+            if (iops < 0) {
+                throw new IllegalArgumentException("disk IOPS must be 0 (no throttle) or positive: " + iops);
+            }
+            this.diskIops = iops;
+            return this;
+        }
+
+        /** A volume group on the disks with these indexes (in {@link #disk} order), each a whole-disk PV. */
+        public Builder volumeGroup(String name, int... diskIndexes) {
+            if (diskIndexes.length == 0) {
+                throw new IllegalArgumentException("volume group " + name + " needs at least one disk");
+            }
+            List<Integer> disks = Arrays.stream(diskIndexes).boxed().toList();
+            volumeGroups.put(name, new VolumeGroup(name, disks, Optional.empty()));
+            return this;
+        }
+
+        /** A thin pool (zeroing on) in a volume group declared before. */
+        public Builder thinPool(String volumeGroup, String pool, String size) {
+            VolumeGroup vg = volumeGroups.get(volumeGroup);
+            if (vg == null) {
+                throw new IllegalArgumentException("declare volume group " + volumeGroup + " before its thin pool");
+            }
+            volumeGroups.put(volumeGroup, new VolumeGroup(vg.name(), vg.disks(), Optional.of(new ThinPool(pool, size))));
+            return this;
+        }
+
+        /** The cgroup hierarchy, mounted at {@value UmlGuest#DEFAULT_CGROUP_ROOT}. Default: {@link CgroupMode#V2}. */
+        public Builder cgroup(CgroupMode mode) {
+            return cgroup(mode, UmlGuest.DEFAULT_CGROUP_ROOT);
+        }
+
+        public Builder cgroup(CgroupMode mode, String root) {
+            this.cgroupMode = Objects.requireNonNull(mode);
+            if (!root.startsWith("/")) {
+                throw new IllegalArgumentException("cgroup root must be absolute: " + root);
+            }
+            this.cgroupRoot = root;
+            return this;
+        }
+
+        /**
+         * Further cgroup v2 controllers init enables in the root's {@code cgroup.subtree_control}, beside
+         * io and memory: {@code cpu}, {@code pids}, as kubelet enables them.
+         */
+        public Builder cgroupControllers(String... controllers) {
+            for (String controller : controllers) {
+                requireMatch(CONTROLLER, controller, "cgroup controller");
+                cgroupControllers.add(controller);
+            }
+            return this;
+        }
+
+        /** Further kernel modules to load after the device-mapper ones, by name: {@code dm-delay}. */
+        public Builder modules(String... names) {
+            for (String module : names) {
+                requireMatch(MODULE, module, "module name");
+                extraModules.add(module);
+            }
+            return this;
+        }
+
+        /** The payload: a command line the guest runs with {@code sh -c}, as root, in /tmp. */
+        public Builder payload(String shellCommandLine) {
+            this.payload = Objects.requireNonNull(shellCommandLine);
+            return this;
+        }
+
+        /** The payload as an argument list, each word quoted for the guest's shell. */
+        public Builder payload(List<String> argv) {
+            if (argv.isEmpty()) {
+                throw new IllegalArgumentException("empty payload");
+            }
+            return payload(argv.stream().map(UmlGuest::shellQuote).collect(Collectors.joining(" ")));
+        }
+
+        /** An environment variable for the payload; it may override the ones init sets ({@link GuestEnv}). */
+        public Builder env(String name, String value) {
+            requireMatch(ENV_NAME, name, "environment variable name");
+            environment.put(name, Objects.requireNonNull(value));
+            return this;
+        }
+
+        /** The whole run's limit: boot, setup and payload. Default {@link #DEFAULT_TIMEOUT}. */
+        public Builder timeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be positive: " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** Keep the disk images after a successful run (a failed run always keeps them). */
+        public Builder keepDisks(boolean keep) {
+            this.keepDisks = keep;
+            return this;
+        }
+
+        @Override
+        public GuestRun runWith(String payload) {
+            return copy().payload(payload).build().run();
+        }
+
+        public QemuGuest build() {
+            if (payload == null) {
+                throw new IllegalStateException("a guest needs a payload");
+            }
+            for (VolumeGroup vg : volumeGroups.values()) {
+                for (int disk : vg.disks()) {
+                    if (disk < 0 || disk >= diskSizes.size()) {
+                        throw new IllegalStateException("volume group " + vg.name() + " uses disk " + disk
+                                + " but there are " + diskSizes.size() + " disks");
+                    }
+                }
+            }
+            return new QemuGuest(this);
+        }
+    }
+}

@@ -4,7 +4,8 @@
 # patchelf points a newer Debian suite's linux.uml at the C library unpacked beside it (lvmqos_pick_uml).
 # umoci makes the images' OCI archives (scripts/build-image); gcc and libc6-dev build its static pause
 # program; containerd and runc are the container runtime of the UML test node.
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc"
+# qemu-system-x86, busybox-static and xz-utils: the qemu test node (scripts/qemu.sh).
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc qemu-system-x86 busybox-static xz-utils"
 
 lvmqos_install_packages() {
   missing=""

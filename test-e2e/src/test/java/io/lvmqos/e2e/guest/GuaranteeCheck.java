@@ -48,7 +48,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 public class GuaranteeCheck {
 
     /** What qemu lets the disk do (QemuGuest's throttle), the figure the operator declares. */
-    static final int DISK_IOPS = 400;
+    public static final int DISK_IOPS = 400;
     static final String MODEL = "ctrl=user model=linear rbps=200000000 rseqiops=380 rrandiops=380 wbps=200000000"
             + " wseqiops=380 wrandiops=380";
     private static final String METRICS = "127.0.0.1:9811";
@@ -283,11 +283,10 @@ public class GuaranteeCheck {
         return iops;
     }
 
-    /** The disk under the volume, from the pod's view of sysfs as the driver reads it. */
+    /** The disk under the volume: its device number, then device-mapper's slaves in sysfs down to a disk. */
     private static String diskOf(Published p) {
-        String lv = ok("readlink", "-f", p.target().toString()).strip();
-        String dm = Path.of(lv).getFileName().toString();
-        Path at = Path.of("/sys/class/block", dm);
+        String[] hex = ok("stat", "-L", "-c", "%t %T", p.target().toString()).strip().split(" ");
+        Path at = Path.of("/sys/dev/block", Integer.parseInt(hex[0], 16) + ":" + Integer.parseInt(hex[1], 16));
         while (true) {
             List<String> slaves = ok("ls", at.resolve("slaves").toString()).lines().filter(l -> !l.isBlank()).toList();
             if (slaves.isEmpty()) {

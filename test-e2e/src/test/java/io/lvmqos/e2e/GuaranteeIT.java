@@ -1,0 +1,38 @@
+package io.lvmqos.e2e;
+
+import io.lvmqos.e2e.guest.GuaranteeCheck;
+import io.lvmqos.e2e.qemu.QemuGuest;
+import io.lvmqos.e2e.uml.GuestJUnit;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Weights and floors through the driver's own parameters, in the node whose kernel has io.cost
+ * (Debian's stock kernel under qemu): {@link GuaranteeCheck} in one boot, its figures printed from
+ * the run's guarantee.txt. The disk is throttled by qemu to {@value GuaranteeCheck#DISK_IOPS} IOPS,
+ * the figure the driver is told the disk does.
+ */
+class GuaranteeIT {
+
+    @TestFactory
+    Stream<DynamicTest> sharesAndFloorsOnAnIoCostNode() throws IOException {
+        QemuGuest.Builder node = QemuGuest.builder()
+                .name("guarantee")
+                .disk("4G")
+                .diskIops(GuaranteeCheck.DISK_IOPS)
+                .volumeGroup("lvmqos", 0)
+                .thinPool("lvmqos", "thinpool", "2G")
+                .timeout(Duration.ofMinutes(25));
+        GuestJUnit.Report report = GuestJUnit.run(node, GuaranteeCheck.class);
+        Path figures = report.guest().outDir().resolve("guarantee.txt");
+        if (Files.exists(figures)) {
+            Files.readAllLines(figures).forEach(line -> System.out.println("guarantee: " + line));
+        }
+        return GuestJUnit.dynamicTests(report);
+    }
+}

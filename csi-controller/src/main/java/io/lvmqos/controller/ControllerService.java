@@ -311,13 +311,15 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         }
     }
 
+    /**
+     * The volume as CSI describes it. No volume_context: the limits are in the LV's tags, and a copy
+     * in the PersistentVolume's attributes, which Kubernetes never updates, would go stale at the
+     * first ControllerModifyVolume.
+     */
     private Csi.Volume describe(ManagedVolume volume) {
-        Map<String, String> context = new HashMap<>();
-        volume.qos().fields().forEach((field, value) -> context.put("lvmqos.csi.io/" + field, value));
         return Csi.Volume.newBuilder()
                 .setVolumeId(volume.id().toString())
                 .setCapacityBytes(volume.sizeBytes())
-                .putAllVolumeContext(context)
                 .addAccessibleTopology(Topology.of(node))
                 .build();
     }

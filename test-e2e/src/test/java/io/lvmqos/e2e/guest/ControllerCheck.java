@@ -82,7 +82,8 @@ public class ControllerCheck {
 
         assertEquals(12 * MIB, volume.getCapacityBytes(), "10 MiB + 1 rounds up to three 4 MiB extents");
         assertEquals("guest-node", volume.getAccessibleTopology(0).getSegmentsMap().get("topology.lvmqos.csi.io/node"));
-        assertEquals(Map.of("lvmqos.csi.io/rbps", "8388608", "lvmqos.csi.io/wiops", "300"), volume.getVolumeContextMap());
+        assertEquals(Map.of(), volume.getVolumeContextMap(), "the limits live in the LV's tags, not in a copy that goes stale");
+        assertTrue(ok("lvm", "lvs", "--noheadings", "-o", "lv_tags", lvVg(volume)).contains("lvmqos.qos.rbps=8388608"));
         String attr = ok("lvm", "lvs", "--noheadings", "-o", "lv_attr,lv_size", "--units", "b", lvVg(volume)).strip();
         assertTrue(attr.startsWith("-wi-a"), "a linear, active LV: " + attr);
         assertTrue(attr.endsWith("12582912B"), attr);
@@ -435,7 +436,7 @@ public class ControllerCheck {
         Csi.ControllerGetVolumeResponse got = driver.client().controller().controllerGetVolume(
                 Csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
         assertEquals(volume.getVolumeId(), got.getVolume().getVolumeId());
-        assertEquals("100/GiB", got.getVolume().getVolumeContextMap().get("lvmqos.csi.io/riops"));
+        assertEquals(Map.of(), got.getVolume().getVolumeContextMap());
         Csi.ValidateVolumeCapabilitiesResponse valid = driver.client().controller().validateVolumeCapabilities(
                 Csi.ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId(volume.getVolumeId())
                         .addVolumeCapabilities(Csi2.block()).build());

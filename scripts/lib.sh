@@ -77,8 +77,8 @@ lvmqos_jdk_prove() {
   if ! prove_out=$("$prove_home/bin/javac" -d "$prove_dir" "$LVMQOS_SCRIPTS_DIR/JdkProbe.java" 2>&1); then
     rm -rf "$prove_dir"; echo "javac failed: $(printf '%s' "$prove_out" | head -n 1 | cut -c 1-200)"; return 1
   fi
-  prove_out=$("$prove_home/bin/java" -cp "$prove_dir" JdkProbe 2>&1)
-  prove_status=$?
+  # The status without set -e's exit, which a caller's `set -e` would bring into this subshell.
+  prove_out=$("$prove_home/bin/java" -cp "$prove_dir" JdkProbe 2>&1) && prove_status=0 || prove_status=$?
   rm -rf "$prove_dir"
   if [ "$prove_status" -ne 0 ]; then echo "the probe failed: $(printf '%s' "$prove_out" | tail -n 1 | cut -c 1-200)"; return 1; fi
   printf '%s\n' "$prove_out" | grep -m 1 '^LVMQOS-JDK-PROBE '
@@ -271,11 +271,12 @@ lvmqos_uml_probe() {
   probe_dir=$(mktemp -d /tmp/lvmqos-uml-probe.XXXXXX) || { echo "cannot make a directory in /tmp"; return 1; }
   cp "$LVMQOS_SCRIPTS_DIR/uml-probe-init" "$probe_dir/init" && chmod 555 "$probe_dir/init" || {
     rm -rf "$probe_dir"; echo "cannot copy $LVMQOS_SCRIPTS_DIR/uml-probe-init"; return 1; }
-  # timeout signals the whole process group: UML's helper processes go with it.
+  # timeout signals the whole process group: UML's helper processes go with it. A kernel that panics
+  # after the probe's line (no halt, as on a root without an init system) exits with 134: its status is
+  # taken without set -e, which the callers' `set -e` would bring into this subshell and end it silently.
   timeout -k 5 "$LVMQOS_UML_PROBE_TIMEOUT" "$probe_kernel" mem=128M rootfstype=hostfs rootflags=/ ro \
     init="$probe_dir/init" con=null con0=fd:0,fd:1 uml_dir="$probe_dir/uml" umid=probe \
-    LVMQOS_PROBE_MODULES="$probe_modules" < /dev/null > "$probe_dir/console" 2>&1
-  probe_status=$?
+    LVMQOS_PROBE_MODULES="$probe_modules" < /dev/null > "$probe_dir/console" 2>&1 && probe_status=0 || probe_status=$?
   probe_line=$(grep -a -m 1 '^LVMQOS-PROBE ' "$probe_dir/console" | tr -d '\r')
   probe_release=$(printf '%s\n' "$probe_line" | sed -n 's/^LVMQOS-PROBE release=\([^ ]*\) .*/\1/p')
   probe_result=$(printf '%s\n' "$probe_line" | sed -n 's/^LVMQOS-PROBE release=[^ ]* modules=//p')

@@ -3,8 +3,10 @@
 
 # patchelf points a newer Debian suite's linux.uml at the C library unpacked beside it (lvmqos_pick_uml).
 # umoci makes the images' OCI archives (scripts/build-image); gcc and libc6-dev build its static pause
-# program; containerd and runc are the container runtime of the UML test node.
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc"
+# program; containerd and runc are the container runtime of the UML test node. The guest's root is
+# this machine's /: iproute2 (ip, which brings the guest's lo up) and procps (ps, in the guest tests'
+# diagnostics) come with every Debian 12 install, but not with a minimal root or a container.
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc iproute2 procps"
 
 lvmqos_install_packages() {
   missing=""

@@ -40,7 +40,8 @@ lvmqos_java_major() {
 # Debian 13's binaries need glibc 2.38 (the C23 strtol and scanf family, fmod), Debian 12 has 2.36: libc6
 # of the same suite is unpacked beside the JDK and every executable and library of the JDK is pointed
 # at it with patchelf, as linux.uml is; libstdc++, libgcc and zlib are the system's (the JDK asks for
-# nothing newer of them). Debian's package keeps its configuration in /etc/java-25-openjdk behind
+# nothing newer of them). Such a JVM has two C libraries within reach: native code must bind the one
+# it runs on (NativeLibC binds RTLD_DEFAULT), never a libc.so.6 found by path. Debian's package keeps its configuration in /etc/java-25-openjdk behind
 # symlinks: the files are copied into the JDK instead. Its trust store is the system's
 # /etc/ssl/certs/java/cacerts (ca-certificates-java, which Debian's maven brings in); where that is
 # missing, one is written from /etc/ssl/certs/ca-certificates.crt. Nothing outside the cache is touched.

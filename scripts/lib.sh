@@ -1,11 +1,13 @@
 # Shared by ./run-tests, ./demo and test-e2e/csi-sanity.sh: install what the real-kernel tests need,
-# pick a JDK >= 21, and choose a user-mode-Linux kernel that boots on this host. Sourced, not executed.
+# pick (or fetch) a JDK >= 21, and choose a user-mode-Linux kernel that boots on this host. Sourced, not executed.
 
 # patchelf points a newer Debian suite's linux.uml at the C library unpacked beside it (lvmqos_pick_uml).
 # umoci makes the images' OCI archives (scripts/build-image); gcc and libc6-dev build its static pause
-# program; containerd and runc are the container runtime of the UML test node.
+# program; containerd and runc are the container runtime of the UML test node. The guest's root is
+# this machine's /: iproute2 (ip, which brings the guest's lo up) and procps (ps, in the guest tests'
+# diagnostics) come with every Debian 12 install, but not with a minimal root or a container.
 # qemu-system-x86, busybox-static and xz-utils: the qemu test node (scripts/qemu.sh).
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc qemu-system-x86 busybox-static xz-utils"
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc iproute2 procps qemu-system-x86 busybox-static xz-utils"
 
 lvmqos_install_packages() {
   missing=""
@@ -27,24 +29,206 @@ lvmqos_java_major() {
   "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p' | head -n 1
 }
 
-# Sets JAVA_HOME to a JDK of version 21 or newer: $JAVA_HOME if it qualifies, else the newest under /usr/lib/jvm.
-lvmqos_pick_jdk() {
-  if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
-    major=$(lvmqos_java_major "$JAVA_HOME/bin/java")
-    if [ "${major:-0}" -ge 21 ] 2>/dev/null; then export JAVA_HOME; return 0; fi
-  fi
-  best=""; best_major=0
-  for home in /usr/lib/jvm/*; do
-    [ -x "$home/bin/javac" ] || continue
-    major=$(lvmqos_java_major "$home/bin/java")
-    if [ "${major:-0}" -gt "$best_major" ] 2>/dev/null; then best="$home"; best_major="$major"; fi
-  done
-  if [ "$best_major" -lt 21 ]; then
-    echo "error: no JDK 21 or newer found (JAVA_HOME=${JAVA_HOME:-unset}; looked in /usr/lib/jvm). Install one, e.g. Temurin 21+, and set JAVA_HOME." >&2
+# --- the JDK ----------------------------------------------------------------------------------------
+#
+# The build needs a JDK of version 21 or newer; the image build (scripts/build-image) needs 25, for its
+# AOT cache and `jdeps --multi-release 25`. lvmqos_pick_jdk [MIN] (MIN defaults to 21) exports JAVA_HOME:
+# $JAVA_HOME if it is a JDK >= MIN, else the newest such JDK under /usr/lib/jvm, else one fetched before,
+# else (as root) Debian 13's openjdk-25-jdk-headless, fetched once the way the UML kernel is: apt-get
+# download through this machine's own archive URI under a private apt configuration, with apt's
+# signature checks, unpacked with dpkg -x into $LVMQOS_JDK_CACHE/<version>/. Debian 12 packages no JDK
+# newer than 17, and no other registry reachable here serves one (Maven Central and npm have none).
+# Debian 13's binaries need glibc 2.38 (the C23 strtol and scanf family, fmod), Debian 12 has 2.36: libc6
+# of the same suite is unpacked beside the JDK and every executable and library of the JDK is pointed
+# at it with patchelf, as linux.uml is; libstdc++, libgcc and zlib are the system's (the JDK asks for
+# nothing newer of them). Such a JVM has two C libraries within reach: native code must bind the one
+# it runs on (NativeLibC binds RTLD_DEFAULT), never a libc.so.6 found by path. Debian's package keeps its configuration in /etc/java-25-openjdk behind
+# symlinks: the files are copied into the JDK instead. Its trust store is the system's
+# /etc/ssl/certs/java/cacerts (ca-certificates-java, which Debian's maven brings in); where that is
+# missing, one is written from /etc/ssl/certs/ca-certificates.crt. Nothing outside the cache is touched.
+# Before use, the JDK must print its version, compile scripts/JdkProbe.java and run it: the probe
+# loads the default trust store, which Maven needs to reach its repository over TLS.
+
+LVMQOS_JDK_CACHE=${LVMQOS_JDK_CACHE:-/var/cache/lvmqos/jdk}
+LVMQOS_JDK_SUITES=${LVMQOS_JDK_SUITES:-trixie}
+LVMQOS_JDK_PACKAGE=${LVMQOS_JDK_PACKAGE:-openjdk-25-jdk-headless}
+# Where installed JDKs are looked for (another directory lets a test see what a machine without one does).
+LVMQOS_JVM_DIR=${LVMQOS_JVM_DIR:-/usr/lib/jvm}
+
+# lvmqos_jdk_probe HOME MIN: prints HOME's major version and returns 0 if HOME is a JDK of version MIN
+# or newer whose java runs; otherwise prints one line saying why not and returns 1.
+lvmqos_jdk_probe() {
+  jdk_home=$1 jdk_min=$2
+  if [ ! -x "$jdk_home/bin/java" ] || [ ! -x "$jdk_home/bin/javac" ]; then echo "no bin/java and bin/javac"; return 1; fi
+  jdk_major=$(lvmqos_java_major "$jdk_home/bin/java")
+  if [ -z "$jdk_major" ]; then
+    echo "its java does not run: $("$jdk_home/bin/java" -version 2>&1 | head -n 1 | cut -c 1-200)"
     return 1
   fi
-  export JAVA_HOME="$best"
-  echo "using JDK $best_major at $JAVA_HOME" >&2
+  if [ "$jdk_major" -lt "$jdk_min" ] 2>/dev/null; then echo "version $jdk_major, older than $jdk_min"; return 1; fi
+  echo "$jdk_major"
+}
+
+# lvmqos_jdk_prove HOME: the proof a fetched JDK gives before use: java -version, then JdkProbe
+# compiled by its javac and run by its java (which loads the default trust store). Prints the probe's
+# line, or one line saying what failed; returns 0 or 1.
+lvmqos_jdk_prove() {
+  prove_home=$1
+  if ! prove_version=$("$prove_home/bin/java" -version 2>&1); then
+    echo "java -version failed: $(printf '%s' "$prove_version" | head -n 1 | cut -c 1-200)"; return 1
+  fi
+  prove_dir=$(mktemp -d /tmp/lvmqos-jdk-probe.XXXXXX) || { echo "cannot make a directory in /tmp"; return 1; }
+  if ! prove_out=$("$prove_home/bin/javac" -d "$prove_dir" "$LVMQOS_SCRIPTS_DIR/JdkProbe.java" 2>&1); then
+    rm -rf "$prove_dir"; echo "javac failed: $(printf '%s' "$prove_out" | head -n 1 | cut -c 1-200)"; return 1
+  fi
+  # The status without set -e's exit, which a caller's `set -e` would bring into this subshell.
+  prove_out=$("$prove_home/bin/java" -cp "$prove_dir" JdkProbe 2>&1) && prove_status=0 || prove_status=$?
+  rm -rf "$prove_dir"
+  if [ "$prove_status" -ne 0 ]; then echo "the probe failed: $(printf '%s' "$prove_out" | tail -n 1 | cut -c 1-200)"; return 1; fi
+  printf '%s\n' "$prove_out" | grep -m 1 '^LVMQOS-JDK-PROBE '
+}
+
+# lvmqos_elf_use_libc DIR LIBDIR: points every ELF executable under DIR at the dynamic loader in LIBDIR
+# and every ELF file under DIR at the libraries there, after its own search path ($ORIGIN...). An
+# RPATH, not a RUNPATH: it also serves the libraries that the JVM opens with dlopen.
+lvmqos_elf_use_libc() {
+  find "$1" -type f | while read -r elf; do
+    [ "$(od -An -c -N 4 "$elf" | tr -d ' ')" = 177ELF ] || continue
+    if patchelf --print-interpreter "$elf" >/dev/null 2>&1; then
+      patchelf --set-interpreter "$2/ld-linux-x86-64.so.2" "$elf" || { echo "patchelf of $elf failed"; exit 1; }
+    fi
+    elf_rpath=$(patchelf --print-rpath "$elf")
+    patchelf --force-rpath --set-rpath "${elf_rpath:+$elf_rpath:}$2" "$elf" || { echo "patchelf of $elf failed"; exit 1; }
+  done
+}
+
+# lvmqos_jdk_fetch SUITE: brings that suite's $LVMQOS_JDK_PACKAGE, with its JRE and its libc6, into the
+# cache (once per version) and prints the cached directory; on failure prints one line saying why and
+# returns 1.
+lvmqos_jdk_fetch() {
+  fetch_suite=$1
+  lvmqos_apt_private "$LVMQOS_JDK_CACHE/apt/$fetch_suite" "$fetch_suite" || return 1
+  fetch_version=$(lvmqos_uml_apt apt-cache policy "$LVMQOS_JDK_PACKAGE" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+  case "$fetch_version" in
+    ''|'(none)') echo "$fetch_suite has no $LVMQOS_JDK_PACKAGE"; return 1 ;;
+  esac
+  fetch_dir=$LVMQOS_JDK_CACHE/$fetch_version
+  if [ -f "$fetch_dir/ready" ]; then echo "$fetch_dir"; return 0; fi
+  # openjdk-25-jdk-headless depends on openjdk-25-jre-headless of the same version.
+  fetch_jre=$(echo "$LVMQOS_JDK_PACKAGE" | sed 's/-jdk-headless$/-jre-headless/')
+  rm -rf "$fetch_dir.partial" "$uml_apt/debs"/*.deb
+  echo "fetching $LVMQOS_JDK_PACKAGE $fetch_version from Debian $fetch_suite (about 400 MB)" >&2
+  if ! fetch_out=$(cd "$uml_apt/debs" && lvmqos_uml_apt apt-get download "$LVMQOS_JDK_PACKAGE" "$fetch_jre=$fetch_version" libc6 2>&1); then
+    echo "apt-get download from $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
+    return 1
+  fi
+  mkdir -p "$fetch_dir.partial/root"
+  for deb in "$uml_apt/debs"/*.deb; do
+    echo "fetched $(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >&2
+    echo "$(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >> "$fetch_dir.partial/packages"
+    dpkg -x "$deb" "$fetch_dir.partial/root" || { echo "dpkg -x $deb failed"; return 1; }
+  done
+  rm -f "$uml_apt/debs"/*.deb
+  rm -rf "$fetch_dir.partial/root/usr/share/doc" "$fetch_dir.partial/root/usr/share/man" "$fetch_dir.partial/root/usr/lib/debug"
+  fetch_home=$(cd "$fetch_dir.partial/root" && ls -d usr/lib/jvm/java-*-openjdk-* 2>/dev/null | while read -r d; do
+    [ -L "$d" ] || echo "$d"; done | head -n 1)
+  [ -x "$fetch_dir.partial/root/$fetch_home/bin/javac" ] || { echo "the packages hold no JDK under usr/lib/jvm"; return 1; }
+  # The configuration behind symlinks into /etc: the package's own copy, unpacked from the same .debs.
+  find "$fetch_dir.partial/root/$fetch_home" -type l | while read -r link; do
+    target=$(readlink "$link")
+    case "$target" in
+      /etc/ssl/certs/java/cacerts) ;;
+      /etc/*)
+        [ -f "$fetch_dir.partial/root$target" ] || { echo "$link points at $target, which the packages lack"; exit 1; }
+        cp --remove-destination "$fetch_dir.partial/root$target" "$link" || { echo "cannot copy $target"; exit 1; } ;;
+    esac
+  done || return 1
+  # Paths inside the final directory: the partial one is renamed into place once complete.
+  fetch_libdir=$fetch_dir/root/usr/lib/x86_64-linux-gnu
+  lvmqos_elf_use_libc "$fetch_dir.partial/root/$fetch_home" "$fetch_libdir" || return 1
+  echo "Debian $LVMQOS_JDK_PACKAGE $fetch_version from $fetch_suite" > "$fetch_dir.partial/origin"
+  echo "$fetch_home" > "$fetch_dir.partial/home"
+  rm -rf "$fetch_dir"
+  mv "$fetch_dir.partial" "$fetch_dir" || { echo "cannot move $fetch_dir into place"; return 1; }
+  # The trust store: the system's where ca-certificates-java made one, else one of the system's CAs.
+  if [ ! -r /etc/ssl/certs/java/cacerts ]; then
+    [ -r /etc/ssl/certs/ca-certificates.crt ] || { echo "neither /etc/ssl/certs/java/cacerts nor /etc/ssl/certs/ca-certificates.crt exists: install ca-certificates"; return 1; }
+    trust_dir=$(mktemp -d /tmp/lvmqos-jdk-trust.XXXXXX) || { echo "cannot make a directory in /tmp"; return 1; }
+    rm -f "$fetch_dir/root/$fetch_home/lib/security/cacerts"
+    if ! trust_out=$("$fetch_dir/root/$fetch_home/bin/javac" -d "$trust_dir" "$LVMQOS_SCRIPTS_DIR/JdkProbe.java" 2>&1 \
+        && "$fetch_dir/root/$fetch_home/bin/java" -cp "$trust_dir" JdkProbe --write-trust-store \
+          /etc/ssl/certs/ca-certificates.crt "$fetch_dir/root/$fetch_home/lib/security/cacerts" 2>&1); then
+      rm -rf "$trust_dir"; echo "cannot write a trust store: $(printf '%s' "$trust_out" | tail -n 1 | cut -c 1-200)"; return 1
+    fi
+    rm -rf "$trust_dir"
+  fi
+  touch "$fetch_dir/ready"
+  echo "$fetch_dir"
+}
+
+# lvmqos_jdk_try_cached DIR MIN: proves a cached JDK and, if it qualifies, exports it.
+lvmqos_jdk_try_cached() {
+  cached_home=$1/root/$(cat "$1/home" 2>/dev/null)
+  if cached_out=$(lvmqos_jdk_probe "$cached_home" "$2"); then
+    if cached_proof=$(lvmqos_jdk_prove "$cached_home"); then
+      export JAVA_HOME="$cached_home"
+      echo "using JDK $cached_out at $JAVA_HOME: $(cat "$1/origin"), cached in $1 (${cached_proof#LVMQOS-JDK-PROBE })" >&2
+      sed 's/^/  package /' "$1/packages" >&2
+      return 0
+    fi
+    cached_out=$cached_proof
+  fi
+  jdk_tried="$jdk_tried
+  - $(cat "$1/origin" 2>/dev/null || echo "$1") ($cached_home): $cached_out"
+  return 1
+}
+
+lvmqos_pick_jdk() {
+  want=${1:-21}
+  jdk_tried=""
+  if [ -n "${JAVA_HOME:-}" ]; then
+    if own=$(lvmqos_jdk_probe "$JAVA_HOME" "$want"); then export JAVA_HOME; return 0; fi
+    jdk_tried="
+  - JAVA_HOME=$JAVA_HOME: $own"
+  fi
+  best=""; best_major=0
+  for home in "$LVMQOS_JVM_DIR"/*; do
+    [ -L "$home" ] && continue # Debian's java-1.N.0-openjdk-amd64 names the same JDK as java-N-openjdk-amd64
+    major=$(lvmqos_jdk_probe "$home" "$want") || continue
+    if [ "$major" -gt "$best_major" ]; then best="$home"; best_major="$major"; fi
+  done
+  if [ -n "$best" ]; then
+    export JAVA_HOME="$best"
+    echo "using JDK $best_major at $JAVA_HOME" >&2
+    return 0
+  fi
+  jdk_tried="$jdk_tried
+  - $LVMQOS_JVM_DIR: no JDK $want or newer"
+  # A JDK fetched before, newest version first.
+  for cached in $(ls -d "$LVMQOS_JDK_CACHE"/*/ready 2>/dev/null | sed 's,/ready$,,' | sort -rV); do
+    lvmqos_jdk_try_cached "$cached" "$want" && return 0
+  done
+  if [ "$(id -u)" -eq 0 ]; then
+    for suite in $LVMQOS_JDK_SUITES; do
+      if fetched=$(mkdir -p "$LVMQOS_JDK_CACHE" && flock "$LVMQOS_JDK_CACHE" sh -c '. "$0"; lvmqos_jdk_fetch "$1"' \
+          "$LVMQOS_SCRIPTS_DIR/lib.sh" "$suite"); then
+        case "$jdk_tried" in *"$fetched/"*) continue ;; esac # proved above already
+        lvmqos_jdk_try_cached "$fetched" "$want" && return 0
+      else
+        jdk_tried="$jdk_tried
+  - $LVMQOS_JDK_PACKAGE from Debian $suite: $fetched"
+      fi
+    done
+  else
+    jdk_tried="$jdk_tried
+  - fetching Debian's $LVMQOS_JDK_PACKAGE: not root"
+  fi
+  cat >&2 <<MSG
+error: no JDK $want or newer could be had. Tried:$jdk_tried
+Run as root to fetch Debian's $LVMQOS_JDK_PACKAGE into $LVMQOS_JDK_CACHE, or install a JDK $want or newer
+(e.g. Temurin) and set JAVA_HOME to it.
+MSG
+  return 1
 }
 
 # --- the user-mode-Linux kernel ---------------------------------------------------------------------
@@ -91,11 +275,12 @@ lvmqos_uml_probe() {
   probe_dir=$(mktemp -d /tmp/lvmqos-uml-probe.XXXXXX) || { echo "cannot make a directory in /tmp"; return 1; }
   cp "$LVMQOS_SCRIPTS_DIR/uml-probe-init" "$probe_dir/init" && chmod 555 "$probe_dir/init" || {
     rm -rf "$probe_dir"; echo "cannot copy $LVMQOS_SCRIPTS_DIR/uml-probe-init"; return 1; }
-  # timeout signals the whole process group: UML's helper processes go with it.
+  # timeout signals the whole process group: UML's helper processes go with it. A kernel that panics
+  # after the probe's line (no halt, as on a root without an init system) exits with 134: its status is
+  # taken without set -e, which the callers' `set -e` would bring into this subshell and end it silently.
   timeout -k 5 "$LVMQOS_UML_PROBE_TIMEOUT" "$probe_kernel" mem=128M rootfstype=hostfs rootflags=/ ro \
     init="$probe_dir/init" con=null con0=fd:0,fd:1 uml_dir="$probe_dir/uml" umid=probe \
-    LVMQOS_PROBE_MODULES="$probe_modules" < /dev/null > "$probe_dir/console" 2>&1
-  probe_status=$?
+    LVMQOS_PROBE_MODULES="$probe_modules" < /dev/null > "$probe_dir/console" 2>&1 && probe_status=0 || probe_status=$?
   probe_line=$(grep -a -m 1 '^LVMQOS-PROBE ' "$probe_dir/console" | tr -d '\r')
   probe_release=$(printf '%s\n' "$probe_line" | sed -n 's/^LVMQOS-PROBE release=\([^ ]*\) .*/\1/p')
   probe_result=$(printf '%s\n' "$probe_line" | sed -n 's/^LVMQOS-PROBE release=[^ ]* modules=//p')

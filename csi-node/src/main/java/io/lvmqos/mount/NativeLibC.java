@@ -17,7 +17,12 @@ final class NativeLibC {
 
         private static LibC load() {
             try {
-                return LibraryLoader.create(LibC.class).failImmediately().load("c");
+                // The C library this JVM already runs on (dlsym with RTLD_DEFAULT). load("c") opens the
+                // libc.so.6 it finds on its search path by file name: a second copy of the C library, of
+                // another version, where the JVM runs on one of its own (the Debian 13 JDK that
+                // scripts/lib.sh fetches onto Debian 12, and the image built with it); its calls then fail
+                // (mkdirat said ENOENT under the kubelet directory).
+                return LibraryLoader.create(LibC.class).failImmediately().load(LibraryLoader.DEFAULT_LIBRARY);
             } catch (LinkageError | RuntimeException e) {
                 throw DriverException.internal("cannot bind mount(2), umount2(2) and openat(2) from libc through"
                         + " jnr-ffi: " + e, e);

@@ -102,7 +102,7 @@ class MounterRootTest {
     @Test
     void aFailedReadOnlyRemountUndoesTheBind() throws IOException {
         Path target = bindTarget("undone");
-        LibC real = LibraryLoader.create(LibC.class).load("c");
+        LibC real = LibraryLoader.create(LibC.class).load(LibraryLoader.DEFAULT_LIBRARY);
         AtomicInteger injected = new AtomicInteger();
         LibC remountFails = new ForwardingLibC(real) {
             @Override

@@ -77,7 +77,8 @@ public class PathRaceCheck {
     @BeforeAll
     static void setUp() throws Exception {
         GuestEnv.assumeInGuest();
-        rename = LibraryLoader.create(Rename.class).failImmediately().load("c");
+        // the C library this JVM runs on, as the driver binds it (NativeLibC)
+        rename = LibraryLoader.create(Rename.class).failImmediately().load(LibraryLoader.DEFAULT_LIBRARY);
         driver = GuestDriver.start();
         Files.createDirectories(OUTSIDE_MOUNT);
         Files.createDirectories(OUTSIDE_MARKER);

@@ -17,13 +17,18 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,9 +45,15 @@ import org.slf4j.LoggerFactory;
  * to the root; a cgroup's default weight and its weights on other disks stay as they are, and
  * every line it stops needing it removes.
  */
-public final class PodShares implements PodLimitsApplier {
+public final class PodShares implements PodLimitsApplier, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(PodShares.class);
+    /**
+     * How often the weights of disks with floors are worked out again. A floor's weights depend on
+     * every sibling cgroup on the path, and kubelet makes and removes pods (and QoS slices) without
+     * telling the driver; a new neighbour is counted within this long.
+     */
+    public static final Duration REBALANCE_PERIOD = Duration.ofSeconds(2);
 
     private final VolumeCatalog catalog;
     private final PodLimits pods;
@@ -52,6 +63,11 @@ public final class PodShares implements PodLimitsApplier {
     private final IoCost ioCost;
     private final BackingDisks disks;
     private final GuaranteePolicy policy;
+    /** The cgroups this process last gave a line on each disk: where to look for lines no longer needed. */
+    private final Map<DeviceNumber, Set<Path>> written = new HashMap<>();
+    private final ScheduledExecutorService rebalancer = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("io-cost-weights").factory());
+    private boolean warnedOnce;
 
     public PodShares(VolumeCatalog catalog, PodLimits pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
                      IoCost ioCost, BackingDisks disks, GuaranteePolicy policy) {
@@ -63,6 +79,43 @@ public final class PodShares implements PodLimitsApplier {
         this.ioCost = ioCost;
         this.disks = disks;
         this.policy = policy;
+    }
+
+    /** Starts working out the weights of disks with floors again every {@link #REBALANCE_PERIOD}; a no-op without io.cost. */
+    public void start() {
+        if (policy.ioCostGroups().isEmpty()) {
+            return;
+        }
+        rebalancer.scheduleWithFixedDelay(this::rebalanceFloored, REBALANCE_PERIOD.toMillis(),
+                REBALANCE_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        rebalancer.shutdownNow();
+    }
+
+    /** The periodic pass: every disk under a volume with a floor, as the truth is now. */
+    private void rebalanceFloored() {
+        try {
+            Set<DeviceNumber> floored = new LinkedHashSet<>();
+            for (ManagedVolume volume : catalog.indexed()) {
+                if (volume.qos().guarantee().hasFloor()) {
+                    disksOf(volume).ifPresent(floored::addAll);
+                }
+            }
+            if (!floored.isEmpty()) {
+                rebalance(floored, Set.of());
+            }
+            warnedOnce = false;
+        } catch (RuntimeException e) {
+            if (!warnedOnce) {
+                log.warn("could not work out the io.cost weights of the disks with floors again: {}", e.getMessage());
+                warnedOnce = true;
+            } else {
+                log.debug("could not work out the io.cost weights of the disks with floors again: {}", e.getMessage());
+            }
+        }
     }
 
     /**
@@ -136,27 +189,39 @@ public final class PodShares implements PodLimitsApplier {
         for (DeviceNumber disk : under) {
             Map<Path, ShareCalculator.Claim> claims = claimsOn(disk, table);
             ShareCalculator.Result result = ShareCalculator.weights(weights.root(), disk, claims.values(), tree());
-            Set<Path> ours = new LinkedHashSet<>();
+            Set<Path> ours = new LinkedHashSet<>(written.getOrDefault(disk, Set.of()));
             for (Path cgroup : claims.keySet()) {
                 ours.addAll(upFrom(cgroup));
             }
             for (Path cgroup : alsoOurs) {
                 ours.addAll(upFrom(cgroup));
             }
+            boolean changed = false;
             // ancestors first: a pod's line is written once its parents already carry theirs
-            result.weights().entrySet().stream()
+            List<Map.Entry<Path, Integer>> wanted = result.weights().entrySet().stream()
                     .sorted(Map.Entry.comparingByKey((a, b) -> Integer.compare(a.getNameCount(), b.getNameCount())))
-                    .forEach(e -> weights.set(e.getKey(), disk, e.getValue()));
-            for (Path cgroup : ours) {
-                if (!result.weights().containsKey(cgroup) && Files.isDirectory(cgroup)) {
-                    weights.remove(cgroup, disk);
+                    .toList();
+            for (Map.Entry<Path, Integer> line : wanted) {
+                if (!line.getValue().equals(weights.read(line.getKey()).perDevice().get(disk))) {
+                    weights.set(line.getKey(), disk, line.getValue());
+                    changed = true;
                 }
             }
-            if (!result.clamped().isEmpty()) {
-                log.warn("io.cost weights on disk {} reached the kernel's largest, 10000, in {}: the floors there may not"
-                        + " fully hold against this many neighbours", disk, result.clamped());
+            for (Path cgroup : ours) {
+                if (!result.weights().containsKey(cgroup) && Files.isDirectory(cgroup)
+                        && weights.read(cgroup).perDevice().containsKey(disk)) {
+                    weights.remove(cgroup, disk);
+                    changed = true;
+                }
             }
-            log.info("io.cost weights on disk {}: {}", disk, result.weights());
+            written.put(disk, Set.copyOf(result.weights().keySet()));
+            if (changed) {
+                if (!result.clamped().isEmpty()) {
+                    log.warn("io.cost weights on disk {} reached the kernel's largest, 10000, in {}: the floors there"
+                            + " may not fully hold against this many neighbours", disk, result.clamped());
+                }
+                log.info("io.cost weights on disk {}: {}", disk, result.weights());
+            }
         }
     }
 

@@ -158,6 +158,8 @@ public final class Driver {
                 log.warn("could not release thin pools' metadata snapshots left held: {}", e.getMessage());
             }
             metrics.ifPresent(MetricsServer::startLvmReport);
+            // after the index: the floors it holds are what the weights are worked out from
+            podShares.start();
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping: finishing calls in progress (at most {} s, then lvm commands still running get "
@@ -174,6 +176,7 @@ public final class Driver {
             }
             health.close();
             containerWatcher.close();
+            podShares.close();
             metrics.ifPresent(MetricsServer::close);
         }, "shutdown"));
         server.awaitTermination();

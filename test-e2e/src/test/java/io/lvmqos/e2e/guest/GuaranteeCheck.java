@@ -16,6 +16,7 @@ import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
 import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.node.PodShares;
 import io.lvmqos.volume.LvmNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -142,6 +143,9 @@ public class GuaranteeCheck {
         for (QosClass qos : List.of(QosClass.BURSTABLE, QosClass.BURSTABLE, QosClass.BESTEFFORT, QosClass.BESTEFFORT)) {
             neighbours.add(publish("neighbour" + neighbours.size(), Map.of("lvmType", "thin"), qos));
         }
+        // the neighbours' pods appeared after the floored one's weights were set: the driver counts them
+        // at its next periodic pass, as it would count pods kubelet makes at any time
+        Thread.sleep(PodShares.REBALANCE_PERIOD.toMillis() * 2);
         String disk = diskOf(floored);
         Path kubepods = floored.pod().cgroup().getParent().getParent();
         note("floor 200 of %d IOPS: weights kubepods %s, QoS slice %s, pod %s", DISK_IOPS,

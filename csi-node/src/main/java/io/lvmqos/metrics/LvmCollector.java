@@ -4,14 +4,22 @@ import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.metrics.LvmReports.Snapshot;
 import io.lvmqos.metrics.LvmReports.VolumeGroupReport;
 import io.lvmqos.volume.DiskCapacity;
+import io.lvmqos.volume.Guarantee;
 import io.lvmqos.volume.GuaranteePolicy;
+import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.VolumeId;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.function.Supplier;
 
 /** Capacity of the volume groups and thin pools, from the last LVM report (at most 30 s old when scraped regularly). */
 final class LvmCollector implements MultiCollector {
@@ -29,14 +37,20 @@ final class LvmCollector implements MultiCollector {
 
     private final LvmReports reports;
     private final GuaranteePolicy guarantees;
+    private final Supplier<List<ManagedVolume>> volumes;
 
-    LvmCollector(LvmReports reports, GuaranteePolicy guarantees) {
+    /**
+     * @param volumes the volume index: the floors promised are read from it, so a scrape right after
+     *     a CreateVolume or DeleteVolume counts it, with no lvm
+     */
+    LvmCollector(LvmReports reports, GuaranteePolicy guarantees, Supplier<List<ManagedVolume>> volumes) {
         this.reports = reports;
         this.guarantees = guarantees;
+        this.volumes = volumes;
     }
 
     LvmCollector(LvmReports reports) {
-        this(reports, GuaranteePolicy.NONE);
+        this(reports, GuaranteePolicy.NONE, List::of);
     }
 
     @Override
@@ -60,12 +74,19 @@ final class LvmCollector implements MultiCollector {
                 .help("IOPS the operator declared the group's disk does (--io-capacity), which floors are admitted against");
         var capacityBps = GaugeSnapshot.builder().name(CAPACITY_BPS)
                 .help("Bytes per second the operator declared the group's disk does (--io-capacity)");
+        Map<String, List<Guarantee>> byGroup = new HashMap<>();
+        for (ManagedVolume volume : volumes.get()) {
+            if (volume.id().kind() == VolumeId.Kind.VOLUME && volume.qos().guarantee().hasFloor()) {
+                byGroup.computeIfAbsent(volume.id().volumeGroup(), g -> new ArrayList<>()).add(volume.qos().guarantee());
+            }
+        }
         for (VolumeGroupReport report : latest.get().groups()) {
             Labels group = Labels.of("volume_group", report.group().name());
             DiskCapacity declared = guarantees.declared(report.group().name());
-            if (declared.isDeclared() || report.promised().iops() > 0 || report.promised().bps() > 0) {
-                promisedIops.dataPoint(gauge(group, report.promised().iops()));
-                promisedBps.dataPoint(gauge(group, report.promised().bps()));
+            GuaranteePolicy.Promised promised = GuaranteePolicy.promised(byGroup.getOrDefault(report.group().name(), List.of()));
+            if (declared.isDeclared() || promised.iops() > 0 || promised.bps() > 0) {
+                promisedIops.dataPoint(gauge(group, promised.iops()));
+                promisedBps.dataPoint(gauge(group, promised.bps()));
             }
             declared.iops().ifPresent(iops -> capacityIops.dataPoint(gauge(group, iops)));
             declared.bps().ifPresent(bps -> capacityBps.dataPoint(gauge(group, bps)));

@@ -1,7 +1,6 @@
 package io.lvmqos.metrics;
 
 import io.lvmqos.lvm.LogicalVolume;
-import io.lvmqos.volume.GuaranteePolicy;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.VolumeGroup;
 import java.time.Clock;
@@ -27,14 +26,9 @@ import org.slf4j.LoggerFactory;
 final class LvmReports {
 
     /** One volume group and its thin pools. */
-    /** One group: its sizes, its thin pools, and the floors its volumes' tags promise. */
-    record VolumeGroupReport(VolumeGroup group, List<LogicalVolume> thinPools, GuaranteePolicy.Promised promised) {
+    record VolumeGroupReport(VolumeGroup group, List<LogicalVolume> thinPools) {
         VolumeGroupReport {
             thinPools = List.copyOf(thinPools);
-        }
-
-        VolumeGroupReport(VolumeGroup group, List<LogicalVolume> thinPools) {
-            this(group, thinPools, new GuaranteePolicy.Promised(0, 0));
         }
     }
 
@@ -65,9 +59,9 @@ final class LvmReports {
     }
 
     /** Reports of this host's volume groups, refreshed on a virtual thread. */
-    static LvmReports of(Lvm lvm, String node, List<String> volumeGroups) {
+    static LvmReports of(Lvm lvm, List<String> volumeGroups) {
         List<String> groups = List.copyOf(volumeGroups);
-        return new LvmReports(() -> read(lvm, node, groups), MAX_AGE, Clock.systemUTC(),
+        return new LvmReports(() -> read(lvm, groups), MAX_AGE, Clock.systemUTC(),
                 task -> Thread.ofVirtual().name("metrics-lvm-report").start(task));
     }
 
@@ -110,14 +104,13 @@ final class LvmReports {
     }
 
     /** A group that cannot be reported is left out, so its gauges disappear rather than go stale. */
-    private static List<VolumeGroupReport> read(Lvm lvm, String node, List<String> volumeGroups) {
+    private static List<VolumeGroupReport> read(Lvm lvm, List<String> volumeGroups) {
         List<VolumeGroupReport> reports = new ArrayList<>();
         for (String name : volumeGroups) {
             try {
                 // one lvs with the group's fields, not vgs and lvs: each reads all the VG's metadata
                 lvm.contents(name).ifPresent(contents -> reports.add(new VolumeGroupReport(contents.group(),
-                        contents.volumes().stream().filter(LogicalVolume::isThinPool).toList(),
-                        GuaranteePolicy.promised(GuaranteePolicy.guaranteesOf(node, contents.volumes(), "")))));
+                        contents.volumes().stream().filter(LogicalVolume::isThinPool).toList())));
             } catch (RuntimeException e) {
                 log.warn("metrics: cannot report volume group {}: {}", name, e.getMessage());
             }

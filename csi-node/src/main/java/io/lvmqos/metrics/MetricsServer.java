@@ -52,8 +52,8 @@ public final class MetricsServer implements AutoCloseable {
         PublishedVolumes published = new PublishedVolumes(mountTable, kubeletDir, DEV, new SysBlock(SYS),
                 catalog.node(), catalog.volumeGroups(), catalog::find);
         registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles(), conditions::abnormal));
-        LvmReports reports = LvmReports.of(lvm, catalog.node(), catalog.volumeGroups());
-        registry.register(new LvmCollector(reports, guarantees));
+        LvmReports reports = LvmReports.of(lvm, catalog.volumeGroups());
+        registry.register(new LvmCollector(reports, guarantees, catalog::indexed));
         MetricsServer server = new MetricsServer(listen(address, registry), Optional.of(reports));
         log.info("serving metrics on http://{}:{}/metrics", address.getAddress().getHostAddress(), server.port());
         return server;

@@ -304,8 +304,11 @@ public class GuaranteeCheck {
         return weightLine(pod.cgroup(), disk);
     }
 
-    /** The cgroup's own weight on the disk, or null when it has no line for it. */
+    /** The cgroup's own weight on the disk, or null when it has no line for it (or is gone). */
     private static String weightLine(Path cgroup, String disk) throws IOException {
+        if (!Files.exists(cgroup.resolve("io.weight"))) {
+            return null;
+        }
         for (String line : Files.readAllLines(cgroup.resolve("io.weight"))) {
             String[] f = line.strip().split("\\s+");
             if (f.length == 2 && f[0].equals(disk)) {

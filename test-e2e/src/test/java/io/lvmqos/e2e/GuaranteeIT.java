@@ -25,6 +25,7 @@ class GuaranteeIT {
                 .name("guarantee")
                 .disk("4G")
                 .diskIops(GuaranteeCheck.DISK_IOPS)
+                .cpus(2)
                 .volumeGroup("lvmqos", 0)
                 .thinPool("lvmqos", "thinpool", "2G")
                 .timeout(Duration.ofMinutes(25));

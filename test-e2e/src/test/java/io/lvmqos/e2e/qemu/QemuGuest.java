@@ -104,6 +104,7 @@ public final class QemuGuest {
 
     private final String name;
     private final String memory;
+    private final int cpus;
     private final List<Long> diskSizes;
     private final int diskIops;
     private final List<VolumeGroup> volumeGroups;
@@ -120,6 +121,7 @@ public final class QemuGuest {
     private QemuGuest(Builder builder) {
         this.name = builder.name;
         this.memory = builder.memory;
+        this.cpus = builder.cpus;
         this.diskSizes = List.copyOf(builder.diskSizes);
         this.diskIops = builder.diskIops;
         this.volumeGroups = List.copyOf(builder.volumeGroups.values());
@@ -295,7 +297,7 @@ public final class QemuGuest {
                 // No KVM on these machines: software emulation, one CPU.
                 "-accel", "tcg",
                 "-m", memory,
-                "-smp", "1",
+                "-smp", Integer.toString(cpus),
                 // The serial console on this process's standard input and output; no display, no network.
                 "-nographic",
                 "-nic", "none",
@@ -380,6 +382,7 @@ public final class QemuGuest {
     public static final class Builder implements GuestSpec {
         private String name = "qemu";
         private String memory = DEFAULT_MEMORY;
+        private int cpus = 1;
         private final List<Long> diskSizes = new ArrayList<>();
         private int diskIops = DEFAULT_DISK_IOPS;
         private final Map<String, VolumeGroup> volumeGroups = new LinkedHashMap<>();
@@ -401,6 +404,7 @@ public final class QemuGuest {
             Builder copy = new Builder();
             copy.name = name;
             copy.memory = memory;
+            copy.cpus = cpus;
             copy.diskSizes.addAll(diskSizes);
             copy.diskIops = diskIops;
             copy.volumeGroups.putAll(volumeGroups);
@@ -431,6 +435,18 @@ public final class QemuGuest {
         }
 
         /** The guest's memory, as qemu's {@code -m} takes it: {@code 2G}. Default {@value #DEFAULT_MEMORY}. */
+        /**
+         * Emulated CPUs, one host thread each (qemu's multi-threaded TCG). Where the disk must be the
+         * bottleneck under emulation, two keep the I/O of the pods from waiting on the guest's CPU.
+         */
+        public Builder cpus(int cpus) {
+            if (cpus < 1 || cpus > 4) {
+                throw new IllegalArgumentException("cpus " + cpus + " is out of range 1..4");
+            }
+            this.cpus = cpus;
+            return this;
+        }
+
         public Builder memory(String memory) {
             requireMatch(MEMORY, memory, "memory");
             this.memory = memory;

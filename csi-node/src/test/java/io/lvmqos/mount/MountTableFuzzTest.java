@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,6 +44,20 @@ class MountTableFuzzTest {
 
     @TempDir
     Path dir;
+    /** The table {@code selected} reads: in memory (/dev/shm) where there is one, a file write per execution costs. */
+    Path mountinfo;
+
+    @BeforeEach
+    void placeTheTable() throws IOException {
+        Path shm = Path.of("/dev/shm");
+        mountinfo = Files.isDirectory(shm) && Files.isWritable(shm) ? Files.createTempFile(shm, "mountinfo", "")
+                : dir.resolve("mountinfo");
+    }
+
+    @AfterEach
+    void removeTheTable() throws IOException {
+        Files.deleteIfExists(mountinfo);
+    }
 
     @FuzzTest
     void readsOrRefusesEveryTable(FuzzedDataProvider data) throws IOException {
@@ -66,7 +82,9 @@ class MountTableFuzzTest {
                 String text = table.toString();
                 if (data.consumeBoolean()) {
                     assertEquals(entries, MountTable.parse(text), text);
-                    picksWhatAFullParseFinds(data, text, entries);
+                    if (data.consumeInt(0, 3) == 0) {
+                        picksWhatAFullParseFinds(data, text, entries);
+                    }
                 } else {
                     int at = data.consumeInt(0, text.length() - 1);
                     readOrRefuse(text.substring(0, at) + data.consumeChar() + text.substring(at + 1));
@@ -95,7 +113,7 @@ class MountTableFuzzTest {
 
     private void picksWhatAFullParseFinds(FuzzedDataProvider data, String text, List<MountEntry> entries)
             throws IOException {
-        Path file = Files.writeString(dir.resolve("mountinfo"), text);
+        Path file = Files.writeString(mountinfo, text);
         MountEntry some = data.pickValue(entries);
         Path point = data.consumeBoolean() ? some.mountPoint() : Path.of("/" + data.pickValue(NAMES));
         Optional<DeviceNumber> device = data.consumeBoolean() ? Optional.of(data.pickValue(entries).device())

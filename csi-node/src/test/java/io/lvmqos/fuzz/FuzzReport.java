@@ -15,6 +15,8 @@ import java.util.Locale;
  * docs/fuzzing.md quotes. libFuzzer prints its own "Done N runs" too; this line is one per target,
  * easy to collect, and counts what reached the target method rather than what libFuzzer started.
  * In the default build (regression mode: the kept inputs only) it writes nothing.
+ *
+ * <p>The same class as csi-controller's: this module does not see that one's test classes.
  */
 public final class FuzzReport {
 

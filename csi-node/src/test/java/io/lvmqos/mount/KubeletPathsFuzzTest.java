@@ -69,7 +69,7 @@ class KubeletPathsFuzzTest {
         try {
             requested = Path.of(text);
         } catch (InvalidPathException notAPath) {
-            return; // a NUL byte: no path at all, refused before KubeletPaths sees one
+            return; // a NUL byte: NodeService's Path.of refuses it, and StatusMapper answers INVALID_ARGUMENT
         }
         switch (data.consumeInt(0, 3)) {
             case 0 -> checked(requested, () -> paths.check(requested));

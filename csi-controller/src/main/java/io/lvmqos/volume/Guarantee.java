@@ -69,12 +69,22 @@ public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, Optional
 
     /** The I/O operations per second the floors hold for this volume, both directions together. */
     public long iopsNeeded() {
-        return iopsFloor.orElse(readIopsFloor.orElse(0) + writeIopsFloor.orElse(0));
+        return iopsFloor.orElse(both(readIopsFloor, writeIopsFloor));
     }
 
     /** The bytes per second the floors hold for this volume, both directions together. */
     public long bpsNeeded() {
-        return bpsFloor.orElse(readBpsFloor.orElse(0) + writeBpsFloor.orElse(0));
+        return bpsFloor.orElse(both(readBpsFloor, writeBpsFloor));
+    }
+
+    /**
+     * A read and a write floor together. Byte floors may each be up to a long's largest value, so
+     * their sum saturates there: wrapped around to a negative, it once read as no floor at all and
+     * skipped admission (found by QosParametersFuzzTest).
+     */
+    private static long both(OptionalLong read, OptionalLong write) {
+        long total = read.orElse(0) + write.orElse(0);
+        return total < 0 ? Long.MAX_VALUE : total;
     }
 
     /**

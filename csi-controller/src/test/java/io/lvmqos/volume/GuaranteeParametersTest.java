@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lvmqos.errors.DriverException;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -49,6 +52,18 @@ class GuaranteeParametersTest {
     @Test
     void iopsFloorCountsBothDirections() {
         assertEquals(200, QosParameters.parse(Map.of("iopsFloor", "200")).guarantee().iopsNeeded());
+    }
+
+    @Test
+    void byteFloorsThatAddUpBeyondALongNeedTheMostALongHoldsAndAreRefusedByAnyDisk() {
+        // QosParametersFuzzTest's finding: the sum wrapped around to a negative, so no floor was seen and none admitted
+        Guarantee guarantee = QosParameters.parse(Map.of("readBPSFloor", "9223372036854775807", "writeBPSFloor", "8E"))
+                .guarantee();
+        assertEquals(Long.MAX_VALUE, guarantee.bpsNeeded());
+        assertTrue(guarantee.hasFloor());
+        GuaranteePolicy policy = new GuaranteePolicy(Set.of("vg"),
+                Map.of("vg", new DiskCapacity(OptionalLong.empty(), OptionalLong.of(1L << 40))), Optional.empty());
+        assertThrows(DriverException.ResourceExhausted.class, () -> policy.admit("vg", guarantee, List.of()));
     }
 
     @Test

@@ -57,7 +57,16 @@ final class IoMax {
         return limit.isPresent() ? Long.toUnsignedString(limit.getAsLong()) : "max";
     }
 
+    /**
+     * A value as the kernel shows it. The kernel holds byte rates up to 2^64-2, beyond the largest
+     * the driver writes (a long's): such a value, set by someone else on any device of the cgroup,
+     * reads as that largest rather than making the whole file unreadable (found by IoMaxFuzzTest).
+     */
     private static OptionalLong parseValue(String text) {
-        return text.equals("max") ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong(text));
+        if (text.equals("max")) {
+            return OptionalLong.empty();
+        }
+        long value = Long.parseUnsignedLong(text);
+        return OptionalLong.of(value < 0 ? Long.MAX_VALUE : value);
     }
 }

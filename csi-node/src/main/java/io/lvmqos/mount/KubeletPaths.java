@@ -3,6 +3,7 @@ package io.lvmqos.mount;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -45,6 +46,9 @@ import java.util.Optional;
 public final class KubeletPaths {
 
     private static final List<String> CSI_PLUGIN_DIR = List.of("plugins", "kubernetes.io", "csi");
+    /** Linux's limits on a file name and on a whole path with its NUL (limits.h). */
+    private static final int NAME_MAX = 255;
+    private static final int PATH_MAX = 4096;
 
     private final Path root;
     private final Path realRoot;
@@ -98,6 +102,7 @@ public final class KubeletPaths {
      *
      * @throws DriverException.InvalidArgument for a path outside the kubelet directory or not normalized
      * @throws DriverException.InvalidArgument for a symlink on the path, as for a path outside the directory
+     * @throws DriverException.InvalidArgument for a path no file system holds, or one that goes on below a file
      */
     public Path check(Path requested) {
         if (!requested.isAbsolute() || !requested.normalize().equals(requested)) {
@@ -114,9 +119,12 @@ public final class KubeletPaths {
         if (relative.toString().isEmpty()) {
             throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " is the kubelet directory itself");
         }
+        requireFitsTheFileSystem(requested, realRoot.resolve(relative));
         Path current = realRoot;
+        int left = relative.getNameCount();
         for (Path name : relative) {
             current = current.resolve(name);
+            left--;
             BasicFileAttributes attributes;
             try {
                 attributes = Files.readAttributes(current, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -129,8 +137,30 @@ public final class KubeletPaths {
                 throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " goes through the symlink " + current
                         + "; the driver does not follow symlinks under the kubelet directory");
             }
+            if (left > 0 && !attributes.isDirectory()) {
+                throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " goes on below " + current
+                        + ", which is not a directory");
+            }
         }
         return realRoot.resolve(relative);
+    }
+
+    /**
+     * Refuses a path no file system here can hold (a name over NAME_MAX bytes, the whole over
+     * PATH_MAX) as the client's mistake: the kernel would answer ENAMETOOLONG, once an INTERNAL
+     * error (found by KubeletPathsFuzzTest).
+     */
+    private static void requireFitsTheFileSystem(Path requested, Path real) {
+        if (real.toString().getBytes(StandardCharsets.UTF_8).length >= PATH_MAX) {
+            throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " is longer than the "
+                    + PATH_MAX + " bytes a path may have");
+        }
+        for (Path name : real) {
+            if (name.toString().getBytes(StandardCharsets.UTF_8).length > NAME_MAX) {
+                throw DriverException.invalidArgument("path " + Echo.of(requested.toString()) + " has a name longer than the "
+                        + NAME_MAX + " bytes a file name may have");
+            }
+        }
     }
 
     /** {@link #check}, and the path must be one of kubelet's staging paths. */

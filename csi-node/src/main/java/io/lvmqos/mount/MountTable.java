@@ -23,6 +23,8 @@ public final class MountTable {
 
     public static final Path SELF_MOUNTINFO = Path.of("/proc/self/mountinfo");
 
+    private static final Set<String> PROPAGATION_TAGS = Set.of("shared", "master", "propagate_from");
+
     private final Path mountinfo;
 
     public MountTable(Path mountinfo) {
@@ -265,6 +267,8 @@ public final class MountTable {
         if (fields.length < 10 || separator < 6 || fields.length - separator != 4) {
             throw new IllegalArgumentException("expected 6 fields, optional fields, '-' and 3 more");
         }
+        List<String> optionalFields = List.of(Arrays.copyOfRange(fields, 6, separator));
+        optionalFields.forEach(MountTable::requireNumberedTag);
         return new MountEntry(
                 Integer.parseInt(fields[0]),
                 Integer.parseInt(fields[1]),
@@ -272,10 +276,26 @@ public final class MountTable {
                 unescape(fields[3]),
                 Path.of(unescape(fields[4])),
                 splitOptions(fields[5]),
-                List.of(Arrays.copyOfRange(fields, 6, separator)),
+                optionalFields,
                 unescape(fields[separator + 1]),
                 unescape(fields[separator + 2]),
                 splitOptions(fields[separator + 3]));
+    }
+
+    /**
+     * The propagation tags carry a peer group's number (proc(5)); one that does not is refused here,
+     * with its line, rather than failing later in {@link MountEntry#sharedPeerGroup} with a bare
+     * NumberFormatException (found by MountTableFuzzTest). Fields of other kinds are kept unread.
+     */
+    private static void requireNumberedTag(String field) {
+        int colon = field.indexOf(':');
+        if (colon > 0 && PROPAGATION_TAGS.contains(field.substring(0, colon))) {
+            try {
+                Integer.parseInt(field.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("optional field '" + field + "' is not a tag and a peer group number");
+            }
+        }
     }
 
     private static List<String> splitOptions(String field) {

@@ -37,6 +37,19 @@ class IoMaxTest {
     }
 
     @Test
+    void readsAByteRateBeyondALongAsTheLargestLong() {
+        // IoMaxFuzzTest's finding: the kernel holds up to 2^64-2, and one such line made the whole file unreadable
+        Map<DeviceNumber, IoLimits> parsed = IoMax.parse("""
+                8:16 rbps=18446744073709551614 wbps=9223372036854775808 riops=max wiops=max
+                253:300 rbps=2097152 wbps=max riops=max wiops=max
+                """);
+        assertEquals(new IoLimits(OptionalLong.of(Long.MAX_VALUE), OptionalLong.of(Long.MAX_VALUE), OptionalLong.empty(),
+                OptionalLong.empty()), parsed.get(new DeviceNumber(8, 16)));
+        assertEquals(new IoLimits(OptionalLong.of(2097152), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.empty()), parsed.get(LV));
+    }
+
+    @Test
     void ignoresKeysItDoesNotKnow() {
         assertEquals(IoLimits.NONE, IoMax.parse("7:0 rbps=max wbps=max riops=max wiops=max rlat=10\n")
                 .get(new DeviceNumber(7, 0)));

@@ -48,6 +48,24 @@ class KubeletPathsTest {
     }
 
     @Test
+    void refusesANameOrAPathTooLongForTheFileSystemAsTheCallersMistake() {
+        // KubeletPathsFuzzTest's finding: the kernel's ENAMETOOLONG came back as an INTERNAL error
+        assertThrows(DriverException.InvalidArgument.class, () -> paths.check(kubelet.resolve("pods/" + "x".repeat(256))));
+        assertThrows(DriverException.InvalidArgument.class,
+                () -> paths.check(kubelet.resolve(("pods/" + "x".repeat(200) + "/").repeat(21) + "mount")));
+        assertEquals(kubelet.resolve("pods/" + "x".repeat(255)).toAbsolutePath(),
+                paths.check(kubelet.resolve("pods/" + "x".repeat(255))).toAbsolutePath());
+    }
+
+    @Test
+    void refusesAPathThatGoesOnBelowAFile() throws IOException {
+        Files.createDirectories(kubelet.resolve("pods"));
+        Files.writeString(kubelet.resolve("pods/file"), "");
+        var e = assertThrows(DriverException.InvalidArgument.class, () -> paths.check(kubelet.resolve("pods/file/mount")));
+        assertTrue(e.getMessage().contains("not a directory"), e.getMessage());
+    }
+
+    @Test
     void refusesDotDotEvenWhenItStaysInside() {
         assertThrows(DriverException.InvalidArgument.class,
                 () -> paths.check(Path.of(kubelet + "/pods/../pods/x")));

@@ -182,6 +182,18 @@ class MountTableTest {
     }
 
     @Test
+    void aPropagationTagWithoutANumberIsRefusedWithItsLine() {
+        // MountTableFuzzTest's finding: the line was read, and sharedPeerGroup() then threw NumberFormatException
+        var e = assertThrows(DriverException.Internal.class,
+                () -> MountTable.parse("36 35 98:0 / /mnt rw shared:2147x83647 - ext4 /dev/root rw\n"));
+        assertTrue(e.getMessage().contains("line 1") && e.getMessage().contains("shared:2147x83647"), e.getMessage());
+        assertThrows(DriverException.Internal.class,
+                () -> MountTable.parse("36 35 98:0 / /mnt rw master:99999999999 - ext4 /dev/root rw\n"));
+        assertEquals(OptionalInt.of(7), MountTable.parse("36 35 98:0 / /mnt rw shared:7 future:x - ext4 /dev/root rw\n")
+                .getFirst().sharedPeerGroup());
+    }
+
+    @Test
     void readsThisProcessesRealMountTable() {
         List<MountEntry> entries = new MountTable().read();
         assertTrue(entries.stream().anyMatch(e -> e.mountPoint().equals(Path.of("/"))));

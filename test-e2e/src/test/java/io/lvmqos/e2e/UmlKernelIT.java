@@ -117,15 +117,24 @@ class UmlKernelIT {
         Outcome outcome = run(Map.of(UmlGuest.KERNEL_VARIABLE, notAKernel.toString(),
                 UmlGuest.MODULES_VARIABLE, chosen.modules().toString()), List.of("./demo"));
 
-        assertOneMessage(outcome, "not a kernel");
-        assertFalse(outcome.stderr().contains("booting"), "the demo never got to boot:\n" + outcome.stderr());
+        // the demo shows one line per step on standard output: the kernel's is the last, and failed
+        List<String> steps = outcome.stdout().strip().lines().toList();
+        assertTrue(steps.getLast().startsWith("choosing a user-mode-Linux kernel") && steps.getLast().endsWith("FAILED"),
+                "the kernel step is the last on standard output, failed:\n" + outcome.stdout());
+        assertMessage(outcome, "not a kernel");
+        assertFalse(outcome.stderr().contains("booting") || outcome.stdout().contains("booting"),
+                "the demo never got to boot:\n" + outcome.stdout() + outcome.stderr());
     }
 
     private static void assertOneMessage(Outcome outcome, String detail) {
+        assertEquals("", outcome.stdout().strip(), "nothing on standard output");
+        assertMessage(outcome, detail);
+    }
+
+    private static void assertMessage(Outcome outcome, String detail) {
         String err = outcome.stderr();
         assertEquals(1, outcome.exitCode(), err);
-        assertEquals("", outcome.stdout().strip(), "nothing on standard output");
-        assertEquals(1, err.lines().filter(line -> line.startsWith("error:")).count(), "one message:\n" + err);
+        assertEquals(1, err.lines().map(String::strip).filter(line -> line.startsWith("error:")).count(), "one message:\n" + err);
         assertTrue(err.contains("no user-mode-Linux kernel that boots"), err);
         assertTrue(err.contains(detail), "names what was tried (" + detail + "):\n" + err);
         assertTrue(err.contains("LVMQOS_UML_MODULES="), "says how to bring a kernel:\n" + err);

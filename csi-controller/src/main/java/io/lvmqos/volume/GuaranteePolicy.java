@@ -27,8 +27,8 @@ public final class GuaranteePolicy {
         return new GuaranteePolicy(Set.of(), Map.of(), Optional.of(why));
     }
 
-    public static final GuaranteePolicy NONE = none("the node plugin enables io.cost on no volume group's disks"
-            + " (start it with --io-cost=VG; chart value ioCost.volumeGroups)");
+    /** A node told to enable io.cost nowhere: a guarantee is refused naming its group and the flag. */
+    public static final GuaranteePolicy NONE = new GuaranteePolicy(Set.of(), Map.of(), Optional.empty());
 
     private final Set<String> ioCostGroups;
     private final Map<String, DiskCapacity> declared;

@@ -13,6 +13,7 @@ import io.lvmqos.volume.VolumeCatalog;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeTags;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Changes a volume's limits: durably in its LV tags, then live in the pods using it. The one path
@@ -38,46 +39,88 @@ public final class QosModifier {
 
     /**
      * Puts the directions {@code change} names in place of the volume's limits (a lifted one is
-     * removed from the tags), with one lvchange, and then rewrites the pods' lines. Directions it
-     * does not name stay as they are; the same change twice is a no-op for LVM and rewrites the
-     * same lines, so a retry after a failure finishes the job. A guarantee the node cannot keep,
-     * or a floor raised beyond what the group's disk has left, is refused before anything changes.
+     * removed from the tags), with one lvchange, and rewrites the pods' lines. Directions it does
+     * not name stay as they are; the same change twice is a no-op for LVM and rewrites the same
+     * lines, so a retry after a failure finishes the job. A guarantee the node cannot keep, or a
+     * floor raised beyond what the group's disk has left, is refused before anything changes.
+     *
+     * <p>The pods feel the change first, from the index, and LVM records it after: the lvs and
+     * lvchange that make it durable take a second or more on a slow node, and a class change is
+     * promised to running pods within one. If making it durable fails, the pods get back the limits
+     * LVM holds, so what is in force never differs from the tags once the call returns. A floor
+     * raised is the exception: it is admitted against the whole group as lvs reads it before any
+     * pod sees it.
      */
     public ManagedVolume modify(VolumeId id, QosChange change) {
-        boolean raisesFloor = !change.guarantee().isEmpty();
+        boolean changesGuarantee = !change.guarantee().isEmpty();
         // the admission lock after the volume's, as CreateVolume takes them
         try (KeyedLocks.Held held = locks.lock(id.lvmPath());
-             KeyedLocks.Held admission = raisesFloor ? locks.lock(VolumeProvisioner.admissionKey(id.volumeGroup())) : null) {
-            ManagedVolume volume = lvm.logicalVolume(id.volumeGroup(), id.lvName())
-                    .flatMap(lv -> ManagedVolume.from(catalog.node(), lv))
-                    .filter(v -> v.id().kind() == VolumeId.Kind.VOLUME)
-                    .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
-            QosSpec updated = volume.qos().changedBy(change);
-            if (!updated.equals(volume.qos())) {
-                Guarantee guarantee = updated.guarantee();
-                guarantee.requireConsistent(updated.forSize(volume.sizeBytes()));
-                if (guarantee.iopsNeeded() > volume.qos().guarantee().iopsNeeded()
-                        || guarantee.bpsNeeded() > volume.qos().guarantee().bpsNeeded()) {
-                    guarantees.admit(id.volumeGroup(), guarantee, GuaranteePolicy.guaranteesOf(catalog.node(),
-                            lvm.logicalVolumes(id.volumeGroup()), id.lvName()));
-                } else {
-                    guarantees.requireSupported(id.volumeGroup(), guarantee);
+             KeyedLocks.Held admission = changesGuarantee
+                     ? locks.lock(VolumeProvisioner.admissionKey(id.volumeGroup())) : null) {
+            boolean early = applyFromIndex(id, change);
+            try {
+                ManagedVolume modified = makeDurable(id, change);
+                pods.applyToPodsUsing(modified);
+                return modified;
+            } catch (RuntimeException e) {
+                if (early) {
+                    catalog.refresh(id).ifPresent(pods::applyToPodsUsing);
                 }
+                throw e;
             }
-            ManagedVolume modified = volume;
-            if (updated.equals(volume.qos())) {
-                // the lvs just read is the truth: no second one (each reads the whole VG's metadata)
-                catalog.put(volume);
-            } else {
-                List<String> before = Lvm.tags(VolumeTags.qosTags(volume.qos()));
-                List<String> after = Lvm.tags(VolumeTags.qosTags(updated));
-                lvm.replaceTags(id.volumeGroup(), id.lvName(), before.stream().filter(t -> !after.contains(t)).toList(),
-                        after.stream().filter(t -> !before.contains(t)).toList());
-                modified = catalog.refresh(id).orElseThrow(() -> DriverException.notFound(
-                        "volume " + id + " vanished while its limits were changed"));
-            }
-            pods.applyToPodsUsing(modified);
-            return modified;
         }
+    }
+
+    /**
+     * Rewrites the pods' lines from the indexed volume with {@code change} applied, when the index
+     * knows the volume and the change passes every check that needs no lvm; true when it did. A
+     * floor raised needs the whole group's lvs, and waits for it.
+     */
+    private boolean applyFromIndex(VolumeId id, QosChange change) {
+        Optional<ManagedVolume> known = catalog.indexed(id).filter(v -> v.id().kind() == VolumeId.Kind.VOLUME);
+        if (known.isEmpty()) {
+            return false;
+        }
+        ManagedVolume volume = known.get();
+        QosSpec updated = volume.qos().changedBy(change);
+        if (updated.equals(volume.qos()) || raisesFloor(volume.qos(), updated)) {
+            return false;
+        }
+        updated.guarantee().requireConsistent(updated.forSize(volume.sizeBytes()));
+        guarantees.requireSupported(id.volumeGroup(), updated.guarantee());
+        pods.applyToPodsUsing(volume.withQos(updated));
+        return true;
+    }
+
+    private ManagedVolume makeDurable(VolumeId id, QosChange change) {
+        ManagedVolume volume = lvm.logicalVolume(id.volumeGroup(), id.lvName())
+                .flatMap(lv -> ManagedVolume.from(catalog.node(), lv))
+                .filter(v -> v.id().kind() == VolumeId.Kind.VOLUME)
+                .orElseThrow(() -> DriverException.notFound("volume " + id + " does not exist"));
+        QosSpec updated = volume.qos().changedBy(change);
+        if (updated.equals(volume.qos())) {
+            // the lvs just read is the truth: no second one (each reads the whole VG's metadata)
+            catalog.put(volume);
+            return volume;
+        }
+        Guarantee guarantee = updated.guarantee();
+        guarantee.requireConsistent(updated.forSize(volume.sizeBytes()));
+        if (raisesFloor(volume.qos(), updated)) {
+            guarantees.admit(id.volumeGroup(), guarantee, GuaranteePolicy.guaranteesOf(catalog.node(),
+                    lvm.logicalVolumes(id.volumeGroup()), id.lvName()));
+        } else {
+            guarantees.requireSupported(id.volumeGroup(), guarantee);
+        }
+        List<String> before = Lvm.tags(VolumeTags.qosTags(volume.qos()));
+        List<String> after = Lvm.tags(VolumeTags.qosTags(updated));
+        lvm.replaceTags(id.volumeGroup(), id.lvName(), before.stream().filter(t -> !after.contains(t)).toList(),
+                after.stream().filter(t -> !before.contains(t)).toList());
+        return catalog.refresh(id).orElseThrow(() -> DriverException.notFound(
+                "volume " + id + " vanished while its limits were changed"));
+    }
+
+    private static boolean raisesFloor(QosSpec before, QosSpec after) {
+        return after.guarantee().iopsNeeded() > before.guarantee().iopsNeeded()
+                || after.guarantee().bpsNeeded() > before.guarantee().bpsNeeded();
     }
 }

@@ -44,6 +44,11 @@ public record ManagedVolume(VolumeId id, String csiName, LogicalVolume lv, long 
         return qos.forSize(lv.sizeBytes());
     }
 
+    /** The same volume with other limits, as it reads once its tags say {@code qos}. */
+    public ManagedVolume withQos(QosSpec qos) {
+        return new ManagedVolume(id, csiName, lv, requestedBytes, parametersDigest, qos, source);
+    }
+
     /** True when the volume was made from a snapshot or another volume (its filesystem shares a UUID). */
     public boolean hasSource() {
         return source.isPresent();

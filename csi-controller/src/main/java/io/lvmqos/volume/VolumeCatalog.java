@@ -71,6 +71,11 @@ public final class VolumeCatalog {
         return refresh(id);
     }
 
+    /** The volume as the index holds it, with no lvm: empty when the index does not know it. */
+    public Optional<ManagedVolume> indexed(VolumeId id) {
+        return Optional.ofNullable(volumes.get(id));
+    }
+
     /** Re-reads one volume from LVM (after a change of size or tags) and indexes it. */
     public Optional<ManagedVolume> refresh(VolumeId id) {
         Optional<ManagedVolume> read = lvm.logicalVolume(id.volumeGroup(), id.lvName())

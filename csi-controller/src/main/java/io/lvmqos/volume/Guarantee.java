@@ -69,12 +69,22 @@ public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, Optional
 
     /** The I/O operations per second the floors hold for this volume, both directions together. */
     public long iopsNeeded() {
-        return iopsFloor.orElse(both(readIopsFloor, writeIopsFloor));
+        return needed(iopsFloor, readIopsFloor, writeIopsFloor);
     }
 
     /** The bytes per second the floors hold for this volume, both directions together. */
     public long bpsNeeded() {
-        return bpsFloor.orElse(both(readBpsFloor, writeBpsFloor));
+        return needed(bpsFloor, readBpsFloor, writeBpsFloor);
+    }
+
+    /**
+     * The larger of the floor for both directions and the per-direction ones together. The two kinds
+     * are refused side by side ({@link #requireConsistent}), but a change of a VolumeAttributesClass
+     * is only checked once merged, and LV tags may hold what someone else wrote: the floor for both
+     * directions alone once hid a larger per-direction one (found by QosParametersFuzzTest).
+     */
+    private static long needed(OptionalLong bothDirections, OptionalLong read, OptionalLong write) {
+        return Math.max(bothDirections.orElse(0), both(read, write));
     }
 
     /**

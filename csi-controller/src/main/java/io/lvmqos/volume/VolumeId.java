@@ -52,9 +52,14 @@ public record VolumeId(Kind kind, String node, String volumeGroup, String lvName
 
     /**
      * The id this driver hands out for an LV on {@code node}: the node's name where the id fits in
-     * {@value #MAX_BYTES} bytes, its token where it would not.
+     * {@value #MAX_BYTES} bytes, its token where it would not. {@code node} must be a node's name: a
+     * token in its place would make an id that is also on the node it is the token of (found by
+     * VolumeIdFuzzTest; Main refuses such a --node-id at start-up already).
      */
     public static VolumeId issue(Kind kind, String node, String volumeGroup, String lvName) {
+        if (!NodeIds.isValid(node)) {
+            throw new IllegalArgumentException("not a node name: " + node);
+        }
         VolumeId named = new VolumeId(kind, node, volumeGroup, lvName);
         if (named.toString().getBytes(StandardCharsets.UTF_8).length <= MAX_BYTES) {
             return named;

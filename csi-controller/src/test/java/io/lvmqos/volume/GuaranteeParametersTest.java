@@ -67,6 +67,15 @@ class GuaranteeParametersTest {
     }
 
     @Test
+    void aChangeWithAFloorForBothDirectionsBesideALargerPerDirectionOneNeedsTheLarger() {
+        // QosParametersFuzzTest's finding: iopsFloor alone was counted, below readIOPSFloor
+        Guarantee guarantee = QosSpec.NONE.changedBy(QosParameters.parseMutable(Map.of("iopsFloor", "10001",
+                "readIOPSFloor", "4294967294"))).guarantee();
+        assertEquals(4294967294L, guarantee.iopsNeeded());
+        assertThrows(DriverException.InvalidArgument.class, () -> guarantee.requireConsistent(IoLimits.NONE));
+    }
+
+    @Test
     void aFloorForBothDirectionsBesideAPerDirectionOneIsRefused() {
         DriverException e = assertThrows(DriverException.InvalidArgument.class,
                 () -> QosParameters.parse(Map.of("iopsFloor", "200", "readIOPSFloor", "100")));

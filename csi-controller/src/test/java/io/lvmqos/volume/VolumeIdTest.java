@@ -136,6 +136,14 @@ class VolumeIdTest {
     }
 
     @Test
+    void onlyANodesNameIsIssuedForNotAToken() {
+        String tokenOfA = VolumeId.tokenOf("a");
+
+        assertThrows(IllegalArgumentException.class, () -> VolumeId.issue(Kind.VOLUME, tokenOfA, "a", VOL));
+        assertFalse(VolumeId.issue(Kind.VOLUME, "b", "a", VOL).isOn("a"));
+    }
+
+    @Test
     void aLongIdIssuedBeforeTokensStillParsesAndNamesTheSameVolume() {
         String legacy = "lvmqos-snap/" + AWS_NODE + "/lvmqos/" + LONGEST_SNAP;
         assertTrue(legacy.length() > VolumeId.MAX_BYTES);

@@ -175,7 +175,11 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
                 Optional.of(pods.deviceNodeRoot(volume.devicePath())))) {
             cgroups.find(pod).cgroup().ifPresent(using::add);
         }
-        rebalance(under.get(), using);
+        rebalance(under.get(), using, volume);
+    }
+
+    private void rebalance(Set<DeviceNumber> under, Set<Path> alsoOurs) {
+        rebalance(under, alsoOurs, null);
     }
 
     /**
@@ -183,11 +187,18 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
      *
      * @param alsoOurs cgroups that may hold a line of ours although no pod claim names them now (a pod
      *     that has just let a volume go): their lines, and their ancestors', go if no longer needed
+     * @param modified a volume as a change of class is about to make it, in place of the index's copy
+     *     (the change reaches the pods before LVM records it); null for the index as it is
      */
-    private synchronized void rebalance(Set<DeviceNumber> under, Set<Path> alsoOurs) {
+    private synchronized void rebalance(Set<DeviceNumber> under, Set<Path> alsoOurs, ManagedVolume modified) {
         MountTable.Snapshot table = mountTable.snapshot();
+        List<ManagedVolume> volumes = new ArrayList<>(catalog.indexed());
+        if (modified != null) {
+            volumes.removeIf(v -> v.id().equals(modified.id()));
+            volumes.add(modified);
+        }
         for (DeviceNumber disk : under) {
-            Map<Path, ShareCalculator.Claim> claims = claimsOn(disk, table);
+            Map<Path, ShareCalculator.Claim> claims = claimsOn(disk, table, volumes);
             ShareCalculator.Result result = ShareCalculator.weights(weights.root(), disk, claims.values(), tree());
             Set<Path> ours = new LinkedHashSet<>(written.getOrDefault(disk, Set.of()));
             for (Path cgroup : claims.keySet()) {
@@ -226,10 +237,11 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
     }
 
     /** One claim per pod using a volume with a guarantee on the disk: its largest weight, its floors' share summed. */
-    private Map<Path, ShareCalculator.Claim> claimsOn(DeviceNumber disk, MountTable.Snapshot table) {
+    private Map<Path, ShareCalculator.Claim> claimsOn(DeviceNumber disk, MountTable.Snapshot table,
+                                                      List<ManagedVolume> volumes) {
         Map<Path, Integer> weightOf = new LinkedHashMap<>();
         Map<Path, Double> shareOf = new LinkedHashMap<>();
-        for (ManagedVolume volume : catalog.indexed()) {
+        for (ManagedVolume volume : volumes) {
             Guarantee guarantee = volume.qos().guarantee();
             if (guarantee.isNone() || !disksOf(volume).map(d -> d.contains(disk)).orElse(false)) {
                 continue;

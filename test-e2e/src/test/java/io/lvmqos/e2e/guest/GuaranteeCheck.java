@@ -251,24 +251,97 @@ public class GuaranteeCheck {
     // --- helpers ---
 
     private Published publish(String name, Map<String, String> parameters, QosClass qos) throws IOException {
-        Csi.VolumeCapability block = Csi2.block();
-        Csi.Volume volume = driver.client().controller().createVolume(create(name, 32 * MIB, parameters).build())
+        return publish(name, parameters, qos, Csi2.block(), 32 * MIB);
+    }
+
+    private Published publish(String name, Map<String, String> parameters, QosClass qos,
+                              Csi.VolumeCapability capability, long bytes) throws IOException {
+        Csi.Volume volume = driver.client().controller().createVolume(create(name, bytes, parameters).build())
                 .getVolume();
         Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/" + name + "/globalmount");
         Files.createDirectories(staging);
         driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(block).build());
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
         Pod pod = GuestPods.create(qos);
-        Path target = pod.blockPath(name);
+        Path target = capability.hasBlock() ? pod.blockPath(name) : pod.volumePath(name);
         driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(block)
+                .setTargetPath(target.toString()).setVolumeCapability(capability)
                 .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
         Published p = new Published(volume, staging, target, pod);
         published.add(p);
+        if (!capability.hasBlock()) {
+            return p;
+        }
         // provisioned once, outside any pod: reads of a thin volume's unwritten blocks never reach the disk
         ok("dd", "if=/dev/zero", "of=" + target, "bs=1M", "count=32", "oflag=direct", "status=none");
         return p;
+    }
+
+    /**
+     * What a weight does for buffered writes, which the kernel's flusher writes back later on the
+     * pod's behalf: each pod (memory.max 48 MiB, as kubelet sets a limit, so that dirty pages are
+     * throttled to what writeback achieves) overwrites at random a file it wrote itself on an ext4
+     * volume. Writing the file first, from the pod, provisions the thin blocks and makes the pod the
+     * owner of the file's writeback (docs/guarantees.md says what happens otherwise).
+     */
+    @Test
+    @Order(6)
+    void bufferedWritesAreWrittenBackInTheWeightedShares() throws Exception {
+        Csi.VolumeCapability ext4 = Csi2.mount("ext4", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER);
+        List<Published> pods = List.of(
+                publish("bufheavy", Map.of("lvmType", "thin", "ioWeight", "800"), QosClass.BURSTABLE, ext4, 320 * MIB),
+                publish("buflight", Map.of("lvmType", "thin", "ioWeight", "100"), QosClass.BURSTABLE, ext4, 320 * MIB));
+        String disk = wholeDisk();
+        for (Published p : pods) {
+            Files.writeString(p.pod().cgroup().resolve("memory.max"), String.valueOf(48 * MIB));
+            Process fill = new ProcessBuilder(p.pod().inNewContainer(List.of("dd", "if=/dev/zero",
+                    "of=" + p.target().resolve("data"), "bs=1M", "count=256", "conv=fsync", "status=none")))
+                    .redirectErrorStream(true).start();
+            assertEquals(0, fill.waitFor(), new String(fill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        }
+        List<Long> before = List.of(writesOn(pods.get(0).pod().cgroup(), disk), writesOn(pods.get(1).pod().cgroup(), disk));
+        List<Process> running = new ArrayList<>();
+        for (Published p : pods) {
+            running.add(new ProcessBuilder(p.pod().inNewContainer(List.of("fio", "--output-format=json", "--name=buffered",
+                    "--filename=" + p.target().resolve("data"), "--rw=randwrite", "--bs=4k", "--ioengine=psync",
+                    "--size=256M", "--time_based", "--runtime=" + FIO_SECONDS))).redirectErrorStream(true).start());
+        }
+        List<Double> written = new ArrayList<>();
+        for (Process fio : running) {
+            String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(fio.waitFor(FIO_SECONDS + 60, TimeUnit.SECONDS), "fio did not finish");
+            assertEquals(0, fio.exitValue(), out);
+            written.add(JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("write").path("iops")
+                    .asDouble());
+        }
+        long heavy = writesOn(pods.get(0).pod().cgroup(), disk) - before.get(0);
+        long light = writesOn(pods.get(1).pod().cgroup(), disk) - before.get(1);
+        note("buffered 4 KiB random overwrites, ioWeight 800 vs 100, memory.max 48 MiB: the applications wrote"
+                + " %.0f vs %.0f IOPS; the disk took %d vs %d writes charged to the pods (%.2f:1)",
+                written.get(0), written.get(1), heavy, light, (double) heavy / light);
+        // the flusher's writes carry the pod's cgroup, so the weights reach them
+        assertTrue(heavy > 2 * light, "writeback for weights 8:1: " + heavy + " vs " + light);
+    }
+
+    /** The disk under the volume group (the first the node has), as MAJ:MIN. */
+    private static String wholeDisk() {
+        String[] hex = ok("stat", "-L", "-c", "%t %T", GuestEnv.disks().getFirst().toString()).strip().split(" ");
+        return Integer.parseInt(hex[0], 16) + ":" + Integer.parseInt(hex[1], 16);
+    }
+
+    /** The write I/Os io.stat counts for the cgroup on the disk. */
+    private static long writesOn(Path cgroup, String disk) throws IOException {
+        for (String line : Files.readAllLines(cgroup.resolve("io.stat"))) {
+            if (line.startsWith(disk + " ")) {
+                for (String field : line.split(" ")) {
+                    if (field.startsWith("wios=")) {
+                        return Long.parseLong(field.substring("wios=".length()));
+                    }
+                }
+            }
+        }
+        return 0;
     }
 
     /** Every pod reads at once; their IOPS in the same order. */

@@ -5,6 +5,7 @@ import io.lvmqos.e2e.guest.RebootBeforeCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import io.lvmqos.e2e.uml.GuestRunDir;
+import io.lvmqos.e2e.uml.GuestTestResult;
 import io.lvmqos.e2e.uml.UmlGuest;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,13 +45,14 @@ class RebootIT {
         return bootAgain(cut.runDir());
     }
 
+    /** The second boot; the disks are deleted once it has passed, and kept (in the first run's directory) if not. */
     private static Stream<DynamicTest> bootAgain(Path firstRun) {
-        try {
-            return GuestJUnit.dynamicTests(GuestJUnit.run(node("reboot-after").reuseDisks(firstRun)
-                    .env("LVMQOS_REBOOT_JOURNAL", GuestRunDir.outDir(firstRun).resolve("reboot-journal").toString()),
-                    RebootAfterCheck.class));
-        } finally {
+        GuestJUnit.Report after = GuestJUnit.run(node("reboot-after").reuseDisks(firstRun)
+                .env("LVMQOS_REBOOT_JOURNAL", GuestRunDir.outDir(firstRun).resolve("reboot-journal").toString()),
+                RebootAfterCheck.class);
+        if (after.tests().stream().allMatch(test -> test.status() == GuestTestResult.Status.PASSED)) {
             GuestRunDir.deleteDisks(firstRun, 1);
         }
+        return GuestJUnit.dynamicTests(after);
     }
 }

@@ -210,6 +210,13 @@ vg_index=0
 while [ "$vg_index" -lt "${LVMQOS_VG_COUNT:-0}" ]; do
     eval "vg_name=\$LVMQOS_VG_${vg_index}_NAME vg_pvs=\$LVMQOS_VG_${vg_index}_PVS"
     eval "pool_name=\$LVMQOS_VG_${vg_index}_THIN_POOL pool_size=\$LVMQOS_VG_${vg_index}_THIN_POOL_SIZE"
+    if [ "$LVMQOS_REUSE_DISKS" = 1 ]; then
+        # Booting again on an earlier run's disks: the group is there already. Nothing is activated,
+        # as on a node whose plugin container has no udev to autoactivate it (vgs activates nothing).
+        run vg vgs --noheadings -o vg_name "$vg_name"
+        vg_index=$((vg_index + 1))
+        continue
+    fi
     # $vg_pvs is a space-separated device list: split on purpose.
     run vg pvcreate -q -y $vg_pvs
     run vg vgcreate -q "$vg_name" $vg_pvs

@@ -28,12 +28,16 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Makes and removes LVs for volumes and snapshots, under a per-LV lock, with LVM as the only
  * state: whether a volume exists, and what it was made from, is read from LVM every time.
  */
 public final class VolumeProvisioner {
+
+    private static final Logger log = LoggerFactory.getLogger(VolumeProvisioner.class);
 
     /** What CreateVolume asks for once validated. */
     public record VolumeRequest(String csiName, CapacityRequest capacity, VolumeParameters parameters,
@@ -84,11 +88,14 @@ public final class VolumeProvisioner {
         // a floor is admitted against the group's other floors: two creates must not both take the last of it
         try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName);
              KeyedLocks.Held admission = guarantee.hasFloor() ? locks.lock(admissionKey(vg)) : null) {
-            VolumeGroupContents contents = lvm.contents(vg).orElseThrow(() -> DriverException.failedPrecondition(
-                    "volume group " + vg + " not found on node " + catalog.node()));
+            VolumeGroupContents contents = contents(vg);
             Optional<LogicalVolume> existing = contents.find(lvName);
             if (existing.isPresent()) {
-                return adopt(request, existing.get());
+                Optional<ManagedVolume> adopted = adopt(request, existing.get());
+                if (adopted.isPresent()) {
+                    return adopted.get();
+                }
+                contents = contents(vg);
             }
             VolumeGroup group = contents.group();
             long size = request.capacity().sizeFor(group.extentSizeBytes());
@@ -137,8 +144,16 @@ public final class VolumeProvisioner {
         return "floors of " + volumeGroup;
     }
 
-    /** An LV of this name exists: a retry of the same request, or a different request reusing the name. */
-    private ManagedVolume adopt(VolumeRequest request, LogicalVolume lv) {
+    private VolumeGroupContents contents(String vg) {
+        return lvm.contents(vg).orElseThrow(() -> DriverException.failedPrecondition(
+                "volume group " + vg + " not found on node " + catalog.node()));
+    }
+
+    /**
+     * An LV of this name exists: a retry of the same request, or a different request reusing the
+     * name. Empty when it was the remnant of a create cut short that this call removed, to be made anew.
+     */
+    private Optional<ManagedVolume> adopt(VolumeRequest request, LogicalVolume lv) {
         ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow(() -> DriverException.internal(
                 "LV " + lv.lvmPath() + " exists but does not carry this driver's tags"));
         Optional<String> wiped = lv.tag(VolumeTags.WIPED);
@@ -163,10 +178,16 @@ public final class VolumeProvisioner {
         if (lv.sizeBytes() < volume.requestedBytes()) {
             lvm.extend(lv.volumeGroup(), lv.name(), volume.requestedBytes());
         }
-        if (!lv.active()) {
-            lvm.activate(lv.volumeGroup(), lv.name());
+        if (!lv.active() && !lvm.activateIfInPool(lv.volumeGroup(), lv.name())) {
+            // LVM committed the LV but the pool never committed its thin device: the node went down
+            // inside lvcreate. No CreateVolume answered with it (lvcreate activates it before it
+            // returns), it holds no data, and it can never be activated: removed, and made again.
+            log.warn("LV {} of volume \"{}\" has no thin device in its pool (a create cut short by a crash): "
+                    + "removing it to create it again", lv.lvmPath(), Echo.of(request.csiName()));
+            lvm.remove(lv.volumeGroup(), lv.name());
+            return Optional.empty();
         }
-        return reread(lv.volumeGroup(), lv.name());
+        return Optional.of(reread(lv.volumeGroup(), lv.name()));
     }
 
     private LogicalVolume sourceVolume(VolumeId source, String vg, VolumeGroupContents contents) {

@@ -185,6 +185,24 @@ public final class Lvm {
         change(volumeGroup, List.of("lvchange", "--activate", "y", "--ignoreactivationskip", "--", volumeGroup + "/" + name));
     }
 
+    /**
+     * Activates an LV; false, with nothing changed, when it is a thin LV whose thin device its pool
+     * does not hold. lvcreate of a thin LV commits LVM's metadata and the pool's own in two steps;
+     * a node that loses power between them boots with an LV that LVM lists, with all its tags, and
+     * that can never be activated (the kernel answers ENODATA).
+     */
+    public boolean activateIfInPool(String volumeGroup, String name) {
+        CommandResult result = run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, List.of("lvchange", "--activate", "y",
+                "--ignoreactivationskip", "--", volumeGroup + "/" + name)).withStopGrace(CHANGE_STOP_GRACE));
+        if (LvmFailure.THIN_DEVICE_MISSING.isWhy(result)) {
+            return false;
+        }
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
+        return true;
+    }
+
     /** Removes an LV; lvm itself refuses when it is open, which surfaces as FailedPrecondition. */
     public void remove(String volumeGroup, String name) {
         change(volumeGroup, List.of("lvremove", "--yes", "--", volumeGroup + "/" + name));

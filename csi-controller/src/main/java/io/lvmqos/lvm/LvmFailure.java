@@ -39,6 +39,10 @@ enum LvmFailure {
             "Logical volume \\S+ is used by another device\\."),
     ALREADY_EXISTS(DriverException::alreadyExists,
             "Logical Volume \"[^\"]+\" already exists in volume group \"[^\"]+\""),
+    // Activating a thin LV whose thin device the pool does not hold: LVM's metadata names it, the
+    // pool's does not (a crash between their two commits; see Lvm#activateIfInPool).
+    THIN_DEVICE_MISSING(DriverException::failedPrecondition,
+            "device-mapper: reload ioctl on .*\\(\\d+:\\d+\\) failed: No data available"),
     // Only when the node's lvm.conf sets global/wait_for_locks=0; a retry may find the lock free.
     LOCK_NOT_TAKEN(DriverException::unavailable,
             "Can't get lock for \\S+\\.");

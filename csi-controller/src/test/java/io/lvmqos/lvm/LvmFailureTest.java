@@ -45,6 +45,7 @@ class LvmFailureTest {
             lvremove: open                    | '  Logical volume lvmqos/dup in use.'                                               | FailedPrecondition
             lvremove: held by a dm device     | '  Logical volume lvmqos/held is used by another device.'                           | FailedPrecondition
             lvcreate: name taken              | '  Logical Volume "dup" already exists in volume group "lvmqos"'                    | AlreadyExists
+            lvchange: thin device gone        | '  device-mapper: reload ioctl on  (254:4) failed: No data available'                | FailedPrecondition
             vgs: lock not waited for          | '  /run/lock/lvm/V_lvmqos: flock failed: Resource temporarily unavailable\\n  Can''t get lock for lvmqos.\\n  Cannot process volume group lvmqos' | Unavailable
             lvextend: same size               | '  New size (2 extents) matches existing size (2 extents).'                         | Internal
             lvextend: smaller                 | '  New size given (1 extents) not larger than existing size (2 extents)'            | Internal

@@ -28,6 +28,8 @@ import io.lvmqos.volume.Topology;
 import io.lvmqos.volume.VolumeCatalog;
 import io.lvmqos.volume.VolumeId;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -100,7 +102,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     }
 
     private void stage(ManagedVolume volume, Path staging, Csi.VolumeCapability capability) {
-        Path device = volume.devicePath();
+        Path device = activeDevice(volume);
         DeviceNumber number = DeviceNumber.of(device);
         // only what is at the staging path or of this device: the rest of the table is not parsed
         List<MountEntry> mounts = mountTable.selected(List.of(staging), Optional.of(number), false);
@@ -145,6 +147,23 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 filesystems.grow(device, mount.mounted(), type);
             }
         }
+    }
+
+    /**
+     * The volume's device, its LV activated first when the device is missing. After a node boots,
+     * nothing in the plugin's container activates LVs (there is no udev in it to run lvm's
+     * autoactivation), and the host's autoactivation may be off or not have run yet; kubelet's
+     * stage or publish after the reboot would otherwise find no device. Called under the volume's
+     * lock; lvm takes the volume group's own lock.
+     */
+    private Path activeDevice(ManagedVolume volume) {
+        Path device = volume.devicePath();
+        if (!Files.exists(device, LinkOption.NOFOLLOW_LINKS)) {
+            log.info("activating {}: its device {} is missing (inactive since the node booted?)",
+                    volume.id().lvmPath(), device);
+            lvm.activate(volume.id().volumeGroup(), volume.id().lvName());
+        }
+        return device;
     }
 
     private static FsType existingType(ManagedVolume volume, String found, Csi.VolumeCapability capability) {
@@ -201,7 +220,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         boolean readOnly = request.getReadonly()
                 || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
-            Path device = volume.devicePath();
+            Path device = activeDevice(volume);
             // read afresh: device-mapper minors change when an LV is activated again
             DeviceNumber number = DeviceNumber.of(device);
             Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();

@@ -2,6 +2,7 @@ package io.lvmqos.e2e.guest;
 
 import static io.lvmqos.e2e.uml.GuestCommand.ok;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -74,6 +75,22 @@ public class LvmMessagesCheck {
         expect(DriverException.FailedPrecondition.class, () -> lvm.createThin(vg, "nopool", "lvmmsg-thin", 8 * MIB, List.of()));
         lvm.createLinear(vg, "lvmmsg-a", 8 * MIB, List.of());
         expect(DriverException.FailedPrecondition.class, () -> lvm.createThin(vg, "lvmmsg-a", "lvmmsg-thin", 8 * MIB, List.of()));
+    }
+
+    /**
+     * A thin LV whose device the pool lost (here deleted from the pool behind LVM's back; in RebootIT
+     * by a power cut inside lvcreate) is told apart, and can still be removed.
+     */
+    @Test
+    void aThinLvWhosePoolLostItsDeviceIsNotActivated() {
+        String pool = GuestEnv.thinPool().orElseThrow();
+        lvm.createThin(vg, pool, "lvmmsg-thin", 8 * MIB, List.of());
+        String thinId = ok("lvm", "lvs", "--noheadings", "-o", "thin_id", vg + "/lvmmsg-thin").strip();
+        ok("lvm", "lvchange", "-an", vg + "/lvmmsg-thin");
+        ok("dmsetup", "message", vg + "-" + pool + "-tpool", "0", "delete " + thinId);
+        assertFalse(lvm.activateIfInPool(vg, "lvmmsg-thin"));
+        expect(DriverException.FailedPrecondition.class, () -> lvm.activate(vg, "lvmmsg-thin"));
+        lvm.remove(vg, "lvmmsg-thin");
     }
 
     @Test

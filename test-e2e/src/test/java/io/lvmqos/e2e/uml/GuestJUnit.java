@@ -91,6 +91,15 @@ public final class GuestJUnit {
         return new Report(run, List.copyOf(tests));
     }
 
+    /**
+     * Boots a guest configured like {@code guest}, runs the given classes in it, and cuts its power
+     * when one of them creates {@code out/<marker>} ({@link UmlGuest#runUntilPowerCut}); the classes
+     * leave no report, since they never end.
+     */
+    public static UmlGuest.PowerCut runUntilPowerCut(UmlGuest.Builder guest, String marker, Class<?>... checks) {
+        return guest.copy().payload(launcherCommandLine(List.of(checks))).build().runUntilPowerCut(marker);
+    }
+
     /** {@link #run} as one dynamic test per guest-side test, for a host {@code @TestFactory}. */
     public static Stream<DynamicTest> dynamicTests(GuestSpec guest, Class<?>... checks) {
         return dynamicTests(run(guest, checks));

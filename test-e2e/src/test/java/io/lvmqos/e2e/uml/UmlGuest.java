@@ -109,6 +109,7 @@ public final class UmlGuest {
     private final boolean keepDisks;
     private final Optional<Kernel> kernel;
     private final Optional<Path> runDirectory;
+    private final Optional<Path> reusedDisks;
 
     private UmlGuest(Builder builder) {
         this.name = builder.name;
@@ -124,6 +125,7 @@ public final class UmlGuest {
         this.keepDisks = builder.keepDisks;
         this.kernel = builder.kernel.or(UmlGuest::chosenKernel);
         this.runDirectory = builder.runDirectory;
+        this.reusedDisks = builder.reusedDisks;
     }
 
     public static Builder builder() {
@@ -138,17 +140,9 @@ public final class UmlGuest {
      *     payload outran the timeout
      */
     public GuestRun run() {
-        checkPrerequisites();
-        Path runDir = runDirectory.map(GuestRunDir::use).orElseGet(() -> GuestRunDir.create(name));
-        GuestRunDir.prepare(runDir, diskSizes, parameters(runDir), GuestRunDir.payloadEnvironment(environment));
+        Path runDir = prepareRun();
         long started = System.nanoTime();
-        GuestProcess uml;
-        try {
-            uml = GuestProcess.start("uml", command(runDir), signature(runDir), runDir.resolve("console.log"),
-                    Boolean.getBoolean(ECHO_PROPERTY));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start linux.uml", e);
-        }
+        GuestProcess uml = start(runDir);
         boolean exited;
         int linesBeforeDump = -1;
         try {
@@ -168,10 +162,64 @@ public final class UmlGuest {
         GuestRun run = GuestVerdict.of(new GuestVerdict.Ending(runDir, ownConsole, exited, umlExit, wallTime, timeout),
                 kernelName(), "./run-tests (scripts/lib.sh) chooses a kernel that boots on this machine, or set "
                         + KERNEL_VARIABLE + " and " + MODULES_VARIABLE);
-        if (!keepDisks) {
+        if (!keepDisks && reusedDisks.isEmpty()) {
             GuestRunDir.deleteDisks(runDir, diskSizes.size());
         }
         return run;
+    }
+
+    /** What the host saw of a guest whose power it cut. */
+    public record PowerCut(Path runDir, Duration wallTime, List<String> console) {
+    }
+
+    /**
+     * Boots the guest and, the moment its payload creates {@code out/<marker>}, kills every host
+     * process of it with SIGKILL: the guest's page cache, its processes and whatever its lvm had not
+     * written are lost, as in a power cut; what it had written to its disks is in the image files,
+     * which are kept. The guest sees out/ through hostfs, whose writes reach the host file at once.
+     *
+     * @throws UmlGuestException (or the failure {@link GuestVerdict} reads) if the guest ended, or
+     *     outran the timeout, before the marker appeared
+     */
+    public PowerCut runUntilPowerCut(String marker) {
+        Path runDir = prepareRun();
+        Path markerFile = GuestRunDir.outDir(runDir).resolve(marker);
+        long started = System.nanoTime();
+        long deadline = started + timeout.toNanos();
+        try (GuestProcess uml = start(runDir)) {
+            while (!Files.exists(markerFile)) {
+                boolean exited = uml.awaitExit(Duration.ofMillis(10));
+                if (exited || System.nanoTime() > deadline) {
+                    uml.close();
+                    Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
+                    // a failed stage or payload is reported as run() would; a payload that passed is not the point
+                    GuestVerdict.of(new GuestVerdict.Ending(runDir, uml.console(), exited, exited ? uml.exitValue() : -1,
+                            wallTime, timeout), kernelName(), "");
+                    throw new UmlGuestException(Failure.PAYLOAD_FAILED, "the payload ended without creating "
+                            + markerFile + ", so the guest's power was never cut", Optional.of(runDir),
+                            tail(String.join("\n", uml.console()), CONSOLE_TAIL_LINES));
+                }
+            }
+            uml.killTree();
+            return new PowerCut(runDir, Duration.ofNanos(System.nanoTime() - started), uml.console());
+        }
+    }
+
+    private Path prepareRun() {
+        checkPrerequisites();
+        Path runDir = runDirectory.map(GuestRunDir::use).orElseGet(() -> GuestRunDir.create(name));
+        GuestRunDir.prepare(runDir, reusedDisks.isPresent() ? List.of() : diskSizes, parameters(runDir),
+                GuestRunDir.payloadEnvironment(environment));
+        return runDir;
+    }
+
+    private GuestProcess start(Path runDir) {
+        try {
+            return GuestProcess.start("uml", command(runDir), signature(runDir), runDir.resolve("console.log"),
+                    Boolean.getBoolean(ECHO_PROPERTY));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start linux.uml", e);
+        }
     }
 
     /**
@@ -290,6 +338,7 @@ public final class UmlGuest {
         params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
         params.put(MODULES_VARIABLE, kernel.map(k -> k.modules().toString()).orElse(""));
         params.put("LVMQOS_PAYLOAD", payload);
+        params.put("LVMQOS_REUSE_DISKS", reusedDisks.isPresent() ? "1" : "");
         return params;
     }
 
@@ -308,7 +357,7 @@ public final class UmlGuest {
                 "seccomp=auto",
                 "init=" + GuestRunDir.init(runDir)));
         for (int i = 0; i < diskSizes.size(); i++) {
-            command.add("ubd" + i + "=" + GuestRunDir.diskImage(runDir, i));
+            command.add("ubd" + i + "=" + GuestRunDir.diskImage(reusedDisks.orElse(runDir), i));
         }
         command.addAll(List.of(
                 // The guest's first console on this process's stdin and stdout; no other consoles.
@@ -382,6 +431,7 @@ public final class UmlGuest {
         private boolean keepDisks;
         private Optional<Kernel> kernel = Optional.empty();
         private Optional<Path> runDirectory = Optional.empty();
+        private Optional<Path> reusedDisks = Optional.empty();
 
         private Builder() {
         }
@@ -402,6 +452,7 @@ public final class UmlGuest {
             copy.keepDisks = keepDisks;
             copy.kernel = kernel;
             copy.runDirectory = runDirectory;
+            copy.reusedDisks = reusedDisks;
             return copy;
         }
 
@@ -531,6 +582,18 @@ public final class UmlGuest {
                 throw new IllegalArgumentException("timeout must be positive: " + timeout);
             }
             this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * Boots on the disk images of an earlier run (one with {@link #keepDisks}) in that run's
+         * directory, as a node boots again on its disks: init creates no volume group, thin pool or
+         * PV and activates nothing, it only checks that lvm sees the declared volume groups. The
+         * disks and volume groups declared here must be the earlier run's; the images are left where
+         * they are, for the caller to delete.
+         */
+        public Builder reuseDisks(Path earlierRunDirectory) {
+            this.reusedDisks = Optional.of(earlierRunDirectory.toAbsolutePath().normalize());
             return this;
         }
 

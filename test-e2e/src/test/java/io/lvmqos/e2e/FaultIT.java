@@ -1,6 +1,7 @@
 package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.DeviceFaultCheck;
+import io.lvmqos.e2e.guest.FullThinPoolCheck;
 import io.lvmqos.e2e.guest.KillDuringRpcCheck;
 import io.lvmqos.e2e.guest.StopDuringLvmCheck;
 import io.lvmqos.e2e.guest.TeardownWithoutLvmCheck;
@@ -12,7 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-/** Faults injected under the driver with the UML kernel's device-mapper fault targets. */
+/** Faults injected under the driver with the UML kernel's device-mapper fault targets, and a thin pool filled up. */
 class FaultIT {
 
     @TestFactory
@@ -26,6 +27,6 @@ class FaultIT {
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
-                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class);
+                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class, FullThinPoolCheck.class);
     }
 }

@@ -27,6 +27,22 @@ class FaultIT {
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
-                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class, FullThinPoolCheck.class);
+                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class);
+    }
+
+    /**
+     * A guest of its own: the pool it fills and extends stays out of the way of the checks above,
+     * whose order JUnit chooses (in one run with all five in one guest, StopDuringLvmCheck found an
+     * lvm child of its plugin still alive; it had not failed that way before).
+     */
+    @TestFactory
+    Stream<DynamicTest> aFullThinPool() {
+        UmlGuest.Builder guest = UmlGuest.builder()
+                .name("full-thin-pool")
+                .disk("1G")
+                .volumeGroup("lvmqos", 0)
+                .cgroup(CgroupMode.V2)
+                .timeout(Duration.ofMinutes(5));
+        return GuestJUnit.dynamicTests(guest, FullThinPoolCheck.class);
     }
 }

@@ -15,6 +15,7 @@ import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.PodLimitsApplier;
+import io.lvmqos.volume.ThinPoolSpace;
 import io.lvmqos.volume.VolumeCatalog;
 import io.lvmqos.volume.VolumeId;
 import io.lvmqos.volume.VolumeParameters;
@@ -214,10 +215,16 @@ public final class VolumeProvisioner {
     private void checkThinRoom(VolumeGroupContents contents, String pool, BigDecimal ratio, long size) {
         LogicalVolume poolLv = thinPool(contents, pool);
         requireZeroing(poolLv);
+        Optional<String> outOfSpace = ThinPoolSpace.problemOf(poolLv);
+        if (outOfSpace.isPresent()) {
+            throw DriverException.resourceExhausted("no new thin volume: " + outOfSpace.get());
+        }
         ThinPoolRoom room = ThinPoolRoom.of(poolLv, contents.volumes(), ratio);
         if (size > room.availableBytes()) {
             throw DriverException.resourceExhausted("thin pool " + poolLv.lvmPath() + " can take "
-                    + room.availableBytes() + " more bytes (" + room.describe() + "), " + size + " requested");
+                    + room.availableBytes() + " more bytes (" + room.describe() + "; data "
+                    + ThinPoolSpace.shown(poolLv.dataPercent()) + ", metadata " + ThinPoolSpace.shown(poolLv.metadataPercent())
+                    + "), " + size + " requested; extend the pool (lvextend -L +<size> " + poolLv.lvmPath() + ")");
         }
     }
 

@@ -58,7 +58,9 @@ final class LvmReport {
                     text(row.text("pool_lv")), text(row.text("origin")),
                     OffsetDateTime.parse(row.text("lv_time"), LV_TIME).toInstant(),
                     Path.of(row.text("lv_dm_path")),
-                    percent(row.text("data_percent")), percent(row.text("metadata_percent"))));
+                    percent(row.text("data_percent")), percent(row.text("metadata_percent")),
+                    "thin-pool".equals(row.text("segtype")) ? LogicalVolume.PoolHealth.ofAttr(attr)
+                            : LogicalVolume.PoolHealth.OK));
         }
         return volumes;
     }

@@ -31,7 +31,7 @@ class PageTest {
         LogicalVolume lv = new LogicalVolume("vg0", lvName, 1L << 30, LogicalVolume.SegmentType.LINEAR, true, false,
                 false, Optional.empty(), Map.of(VolumeTags.NAME, VolumeTags.encodeName(csiName)), Optional.empty(),
                 Optional.empty(), Instant.parse("2026-12-02T11:09:16Z"), Path.of("/dev/mapper/vg0-" + lvName),
-                OptionalDouble.empty(), OptionalDouble.empty());
+                OptionalDouble.empty(), OptionalDouble.empty(), LogicalVolume.PoolHealth.OK);
         return ManagedVolume.from("node1", lv).orElseThrow();
     }
 

@@ -265,4 +265,22 @@ class LvmReportTest {
     void anEmptyLvsReportHasNoGroup() {
         assertEquals(Optional.empty(), LvmReport.groupOfLvReport("{\"report\": [{\"lv\": []}]}"));
     }
+
+    /** lv_attr's ninth character of a thin pool, as lvm 2.03 printed it in the UML guest (docs/faults.md). */
+    @ParameterizedTest
+    @CsvSource({"twi-aotz--, OK", "twi-aotzD-, OUT_OF_DATA_SPACE", "twi-aotzM-, METADATA_READ_ONLY",
+            "twi-aotzF-, FAILED", "twi-a-tz, OK"})
+    void aThinPoolsHealthComesFromItsAttr(String attr, LogicalVolume.PoolHealth health) {
+        assertEquals(health, LogicalVolume.PoolHealth.ofAttr(attr));
+    }
+
+    @Test
+    void aFullPoolIsReportedOutOfDataSpaceAndItsThinVolumesAreNot() {
+        String json = fixture("/lvm/lvs-thin-and-linear.json").replace("\"lv_attr\":\"twi-aotz--\"",
+                "\"lv_attr\":\"twi-aotzD-\"").replace("\"lv_attr\":\"Vwi-a-tz--\"", "\"lv_attr\":\"Vwi-a-tzD-\"");
+        List<LogicalVolume> lvs = LvmReport.logicalVolumes(json);
+        assertEquals(LogicalVolume.PoolHealth.OUT_OF_DATA_SPACE,
+                lvs.stream().filter(LogicalVolume::isThinPool).findFirst().orElseThrow().health());
+        assertTrue(lvs.stream().filter(LogicalVolume::isThin).allMatch(lv -> lv.health() == LogicalVolume.PoolHealth.OK));
+    }
 }

@@ -29,6 +29,7 @@ final class LvmCollector implements MultiCollector {
     static final String POOL_SIZE = "lvmqos_thin_pool_size_bytes";
     static final String POOL_DATA = "lvmqos_thin_pool_data_used_ratio";
     static final String POOL_METADATA = "lvmqos_thin_pool_metadata_used_ratio";
+    static final String POOL_OUT_OF_SPACE = "lvmqos_thin_pool_out_of_space";
     static final String REPORT_TIME = "lvmqos_lvm_report_timestamp_seconds";
     static final String FLOOR_IOPS_PROMISED = "lvmqos_floor_promised_iops";
     static final String FLOOR_BPS_PROMISED = "lvmqos_floor_promised_bytes_per_second";
@@ -66,6 +67,10 @@ final class LvmCollector implements MultiCollector {
                 .help("Fraction of the thin pool's data space in use (lvs data_percent / 100)");
         var poolMetadata = GaugeSnapshot.builder().name(POOL_METADATA)
                 .help("Fraction of the thin pool's metadata space in use (lvs metadata_percent / 100)");
+        var poolOutOfSpace = GaugeSnapshot.builder().name(POOL_OUT_OF_SPACE)
+                .help("1 when the thin pool is out of data space or its metadata went read-only (lv_attr's ninth"
+                        + " character D, M or F): its volumes' writes that need new blocks stall or fail until it"
+                        + " is extended");
         var promisedIops = GaugeSnapshot.builder().name(FLOOR_IOPS_PROMISED)
                 .help("IOPS floors promised to the group's volumes (their LV tags), reads and writes together");
         var promisedBps = GaugeSnapshot.builder().name(FLOOR_BPS_PROMISED)
@@ -97,6 +102,7 @@ final class LvmCollector implements MultiCollector {
                 poolSize.dataPoint(gauge(labels, pool.sizeBytes()));
                 ratio(poolData, labels, pool.dataPercent());
                 ratio(poolMetadata, labels, pool.metadataPercent());
+                poolOutOfSpace.dataPoint(gauge(labels, pool.health() == LogicalVolume.PoolHealth.OK ? 0 : 1));
             }
         }
         var reportTime = GaugeSnapshot.builder().name(REPORT_TIME)
@@ -104,8 +110,8 @@ final class LvmCollector implements MultiCollector {
                         + " in the background at most every " + LvmReports.MAX_AGE.toSeconds() + " s")
                 .dataPoint(gauge(Labels.EMPTY, latest.get().takenAt().toEpochMilli() / 1e3));
         return VolumeCollector.nonEmpty(vgSize.build(), vgFree.build(), poolSize.build(), poolData.build(),
-                poolMetadata.build(), reportTime.build(), promisedIops.build(), promisedBps.build(), capacityIops.build(),
-                capacityBps.build());
+                poolMetadata.build(), poolOutOfSpace.build(), reportTime.build(), promisedIops.build(),
+                promisedBps.build(), capacityIops.build(), capacityBps.build());
     }
 
     private static void ratio(GaugeSnapshot.Builder family, Labels labels, OptionalDouble percent) {

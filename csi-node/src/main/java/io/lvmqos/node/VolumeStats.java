@@ -9,6 +9,7 @@ import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.mount.FilesystemUsage;
 import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.volume.ManagedVolume;
+import io.lvmqos.volume.ThinPoolSpace;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +20,8 @@ import java.util.Optional;
  * descriptor, which also gives the inode counts that Java's FileStore does not, without a fork;
  * ext4 and xfs answer statfs from memory), and whether the volume is healthy:
  * its device present and answering a read, the path still a mount of it, the filesystem not gone
- * read-only.
+ * read-only, and, for a thin volume, its pool not out of data or metadata space ({@link ThinPoolSpace}),
+ * which comes first among the reasons: it is what makes writes stall or fail and a filesystem give up.
  *
  * <p>The read is one 4 KiB block from the device's start with O_DIRECT, so that the page cache
  * cannot answer for a disk that fails: statfs and a mounted filesystem's metadata come from memory
@@ -34,10 +36,12 @@ public final class VolumeStats {
     private final CommandRunner runner;
     private final Path dd;
     private final VolumeConditions conditions;
+    private final ThinPoolSpace pools;
 
-    public VolumeStats(CommandRunner runner, VolumeConditions conditions) {
+    public VolumeStats(CommandRunner runner, VolumeConditions conditions, ThinPoolSpace pools) {
         this.runner = runner;
         this.conditions = conditions;
+        this.pools = pools;
         this.dd = CommandRunner.locate("dd");
     }
 
@@ -64,27 +68,30 @@ public final class VolumeStats {
                     && mount.get().isDeviceNode() ? "published" : "mounted") + " at " + path
                     + mount.map(m -> " (" + m.entry().source() + " " + m.device() + " is)").orElse(""));
         }
+        Optional<String> poolProblem = pools.problem(volume);
         if (mount.get().isDeviceNode()) {
             // a raw block publish: the bind mount of the device node, and the device itself, are what to check
             return answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)
                             .setTotal(volume.sizeBytes()))
-                    .setVolumeCondition(readProblem(volume.devicePath()).map(VolumeStats::abnormal).orElse(normal()))
+                    .setVolumeCondition(poolProblem.or(() -> readProblem(volume.devicePath()))
+                            .map(VolumeStats::abnormal).orElse(normal()))
                     .build();
         }
-        Optional<String> unreadable = readProblem(volume.devicePath());
+        Optional<String> problem = poolProblem.or(() -> readProblem(volume.devicePath()));
         FilesystemUsage usage;
         try {
             usage = mount.get().usage();
         } catch (DriverException e) {
-            return answer.setVolumeCondition(abnormal(unreadable.orElse(e.getMessage()))).build();
+            return answer.setVolumeCondition(abnormal(problem.orElse(e.getMessage()))).build();
         }
         answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)
                 .setTotal(usage.totalBytes()).setAvailable(usage.availableBytes()).setUsed(usage.usedBytes()));
         answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.INODES)
                 .setTotal(usage.inodes()).setAvailable(usage.freeInodes()).setUsed(usage.inodes() - usage.freeInodes()));
         boolean wentReadOnly = mount.get().entry().superOptions().contains("ro");
-        if (unreadable.isPresent()) {
-            answer.setVolumeCondition(abnormal(unreadable.get()));
+        if (problem.isPresent()) {
+            answer.setVolumeCondition(abnormal(problem.get() + (wentReadOnly ? "; the filesystem went read-only"
+                    + " (unmount and mount it again: unpublish and publish, or restart the pod)" : "")));
         } else if (wentReadOnly) {
             answer.setVolumeCondition(abnormal("the filesystem of volume " + volume.id() + " is read-only (errors made"
                     + " the kernel remount it read-only?)"));

@@ -45,6 +45,7 @@ import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.PodLimitsApplier;
+import io.lvmqos.volume.ThinPoolSpace;
 import io.lvmqos.volume.VolumeCatalog;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -106,7 +107,7 @@ public final class Driver {
         Mounter mounter = Mounter.create(mountTable);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits, podShares,
-                new VolumeStats(runner, conditions), locks);
+                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm)), locks);
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),

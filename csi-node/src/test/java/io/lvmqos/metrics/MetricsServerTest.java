@@ -43,7 +43,7 @@ class MetricsServerTest {
         VolumeGroup vg = new VolumeGroup("lvmqos", 4L << 30, 1L << 30, 4L << 20);
         LogicalVolume pool = new LogicalVolume("lvmqos", "thinpool", 2L << 30, LogicalVolume.SegmentType.THIN_POOL,
                 true, false, false, Optional.of(true), Map.of(), Optional.empty(), Optional.empty(), Instant.EPOCH,
-                Path.of("/dev/mapper/lvmqos-thinpool"), OptionalDouble.of(12.5), OptionalDouble.of(3.25));
+                Path.of("/dev/mapper/lvmqos-thinpool"), OptionalDouble.of(12.5), OptionalDouble.of(3.25), LogicalVolume.PoolHealth.OK);
         LvmReports reports = new LvmReports(() -> List.of(new VolumeGroupReport(vg, List.of(pool))),
                 Duration.ofSeconds(30), Clock.fixed(Instant.ofEpochSecond(1_750_000_000), ZoneOffset.UTC), Runnable::run);
         registry.register(new LvmCollector(reports));

@@ -82,7 +82,7 @@ class VolumeCollectorTest {
     private static ManagedVolume volume(QosSpec qos) {
         LogicalVolume lv = new LogicalVolume("lvmqos", LV, 1L << 30, LogicalVolume.SegmentType.LINEAR, true, true,
                 false, Optional.empty(), Map.of(), Optional.empty(), Optional.empty(), Instant.EPOCH,
-                Path.of("/dev/mapper/lvmqos-" + LV), OptionalDouble.empty(), OptionalDouble.empty());
+                Path.of("/dev/mapper/lvmqos-" + LV), OptionalDouble.empty(), OptionalDouble.empty(), LogicalVolume.PoolHealth.OK);
         return new ManagedVolume(ID, "pvc-1", lv, 1L << 30, "", qos, Optional.empty());
     }
 

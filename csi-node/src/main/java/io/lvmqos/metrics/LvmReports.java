@@ -48,6 +48,8 @@ final class LvmReports {
     private final Clock clock;
     private final Executor refresher;
     private final AtomicBoolean refreshing = new AtomicBoolean();
+    private volatile Thread refreshingOn;
+    private volatile boolean closed;
     private volatile Optional<Instant> lastAttempt = Optional.empty();
     private volatile Optional<Snapshot> latest = Optional.empty();
 
@@ -76,6 +78,9 @@ final class LvmReports {
      * ago; a failed refresh waits as long as a successful one, so a broken lvm is not hammered.
      */
     void refreshIfDue() {
+        if (closed) {
+            return;
+        }
         Instant now = clock.instant();
         Optional<Instant> last = lastAttempt;
         if (last.isPresent() && now.isBefore(last.get().plus(maxAge))) {
@@ -93,13 +98,39 @@ final class LvmReports {
     }
 
     private void refresh() {
+        refreshingOn = Thread.currentThread();
         try {
+            if (closed) {
+                return;
+            }
             List<VolumeGroupReport> groups = reader.get();
             latest = Optional.of(new Snapshot(clock.instant(), groups));
         } catch (RuntimeException e) {
             log.warn("metrics: cannot report the volume groups: {}", e.getMessage());
         } finally {
+            refreshingOn = null;
             refreshing.set(false);
+        }
+    }
+
+    /**
+     * Starts no more refreshes and stops the one running, waiting at most {@code bound} for it:
+     * its lvs may be waiting for a volume group's lock someone else holds, and must not outlive
+     * the plugin (interrupted, the command runner stops it with SIGTERM and reaps it).
+     */
+    void close(Duration bound) {
+        closed = true;
+        Thread running = refreshingOn;
+        if (running == null) {
+            return;
+        }
+        running.interrupt();
+        try {
+            if (!running.join(bound)) {
+                log.warn("metrics: the volume group report did not stop within {} ms", bound.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -11,6 +11,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -29,6 +30,9 @@ public final class MetricsServer implements AutoCloseable {
     private static final Path DEV = Path.of("/dev");
 
     private final HTTPServer http;
+    /** How long closing waits for a running lvs to stop: SIGTERM, its grace, then SIGKILL for a read. */
+    private static final Duration REPORT_STOP_BOUND = Duration.ofSeconds(15);
+
     private final Optional<LvmReports> reports;
 
     private MetricsServer(HTTPServer http, Optional<LvmReports> reports) {
@@ -89,5 +93,6 @@ public final class MetricsServer implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        reports.ifPresent(r -> r.close(REPORT_STOP_BOUND));
     }
 }

@@ -12,6 +12,8 @@ import java.time.ZoneOffset;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -116,5 +118,33 @@ class LvmReportsTest {
         reports.latest();
         runBackground();
         assertEquals(clock.instant(), reports.latest().orElseThrow().takenAt());
+    }
+
+    @Test
+    void closingStopsTheRunningReportAndStartsNoOther() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch interrupted = new CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        LvmReports blocked = new LvmReports(() -> {
+            calls.incrementAndGet();
+            started.countDown();
+            try {
+                // as an lvs waiting for a lock someone else holds
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+                throw new IllegalStateException("stopped");
+            }
+            return List.of();
+        }, MAX_AGE, clock, task -> Thread.ofVirtual().start(task));
+        blocked.refreshIfDue();
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+
+        blocked.close(Duration.ofSeconds(10));
+
+        assertEquals(0, interrupted.getCount(), "the running report was interrupted before close returned");
+        clock.advance(MAX_AGE.multipliedBy(2));
+        assertTrue(blocked.latest().isEmpty());
+        assertEquals(1, calls.get(), "no report starts after close");
     }
 }

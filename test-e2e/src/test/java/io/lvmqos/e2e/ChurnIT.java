@@ -1,0 +1,42 @@
+package io.lvmqos.e2e;
+
+import io.lvmqos.e2e.guest.ChurnCheck;
+import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.GuestJUnit;
+import io.lvmqos.e2e.uml.UmlGuest;
+import java.time.Duration;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Issue 26, part 2, in CI: five minutes of {@link ChurnCheck} (20 pods, every volume call in a
+ * random mix, the driver and its lvm children SIGKILLed at random moments, invariants read from
+ * the OS after every step). A new seed each run unless {@code LVMQOS_CHURN_SEED} is set, which
+ * replays a failure's steps; {@code -Dlvmqos.churnSeconds=N} runs it for another time. The 30-minute run is {@code ChurnBenchmark}, in the bench profile.
+ */
+public class ChurnIT {
+
+    @TestFactory
+    Stream<DynamicTest> churnWithKills() {
+        return GuestJUnit.dynamicTests(guest("churn", Long.getLong("lvmqos.churnSeconds", 300)), ChurnCheck.class);
+    }
+
+    /** The churn's node: one 4 GiB disk, a 2 GiB thin pool and room for linear volumes beside it. */
+    public static UmlGuest.Builder guest(String name, long seconds) {
+        UmlGuest.Builder guest = UmlGuest.builder()
+                .name(name)
+                .memory("2048M")
+                .disk("4G")
+                .volumeGroup("lvmqos", 0)
+                .thinPool("lvmqos", "thinpool", "2G")
+                .cgroup(CgroupMode.V2)
+                .env(ChurnCheck.SECONDS_ENV, Long.toString(seconds))
+                .timeout(Duration.ofSeconds(seconds).plus(Duration.ofMinutes(15)));
+        String seed = System.getenv(ChurnCheck.SEED_ENV);
+        if (seed != null && !seed.isBlank()) {
+            guest.env(ChurnCheck.SEED_ENV, seed.strip());
+        }
+        return guest;
+    }
+}

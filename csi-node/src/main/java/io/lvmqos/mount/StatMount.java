@@ -41,12 +41,13 @@ public final class StatMount {
     static final int MNT_ID_REQ_SIZE_VER0 = 24;
     static final long SB_BASIC = 0x1;
     static final long MNT_BASIC = 0x2;
+    static final long PROPAGATE_FROM = 0x4;
     static final long MNT_ROOT = 0x8;
     static final long MNT_POINT = 0x10;
     static final long FS_TYPE = 0x20;
     static final long MNT_OPTS = 0x80;
     static final long SB_SOURCE = 0x200;
-    static final long WANTED = SB_BASIC | MNT_BASIC | MNT_ROOT | MNT_POINT | FS_TYPE | MNT_OPTS | SB_SOURCE;
+    static final long WANTED = SB_BASIC | MNT_BASIC | PROPAGATE_FROM | MNT_ROOT | MNT_POINT | FS_TYPE | MNT_OPTS | SB_SOURCE;
     /** The fixed part of struct statmount; its string offsets count from here. */
     static final int HEADER = 512;
     static final long SB_RDONLY = 0x1;
@@ -79,10 +80,6 @@ public final class StatMount {
         static final Optional<StatMount> SYSTEM = probe();
 
         private static Optional<StatMount> probe() {
-            if ("procfs".equals(System.getProperty(PROPERTY))) {
-                log.info("mounts are looked up in /proc/self/mountinfo ({}=procfs)", PROPERTY);
-                return Optional.empty();
-            }
             StatMount candidate = new StatMount(NativeLibC.libc(), NativeLibC.lastError());
             int fd = candidate.libc.open("/", Beneath.O_PATH | Beneath.O_DIRECTORY | Beneath.O_CLOEXEC);
             if (fd < 0) {
@@ -105,8 +102,14 @@ public final class StatMount {
         }
     }
 
-    /** The kernel's statmount(2), if it has it and the property does not turn it off; probed once per process. */
+    /**
+     * The kernel's statmount(2), if it has it (probed once per process) and the property does not
+     * turn it off (read at each call, so that a test can make a table of either kind).
+     */
     public static Optional<StatMount> system() {
+        if ("procfs".equals(System.getProperty(PROPERTY))) {
+            return Optional.empty();
+        }
         return Holder.SYSTEM;
     }
 
@@ -168,6 +171,7 @@ public final class StatMount {
         long propagation = b.getLong(72);
         long peerGroup = b.getLong(80);
         long master = b.getLong(88);
+        long propagateFrom = b.getLong(96);
         String root = string(raw, b.getInt(104));
         String mountPoint = string(raw, b.getInt(108));
         String source = string(raw, b.getInt(124));
@@ -178,6 +182,10 @@ public final class StatMount {
         }
         if ((propagation & MS_SLAVE) != 0) {
             tags.add("master:" + master);
+            // as mountinfo: the nearest peer group of this namespace it receives from, when not its master
+            if (propagateFrom != 0 && propagateFrom != master) {
+                tags.add("propagate_from:" + propagateFrom);
+            }
         }
         if ((propagation & MS_UNBINDABLE) != 0) {
             tags.add("unbindable");

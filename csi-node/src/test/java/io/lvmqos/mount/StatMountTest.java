@@ -23,7 +23,7 @@ class StatMountTest {
         b.putInt(32, 0); // sb_flags: read-write superblock
         b.putLong(40, 0x80000123L).putLong(48, 0x80000045L); // unique ids of the mount and its parent
         b.putInt(56, 612).putInt(60, 87); // the ids mountinfo shows
-        b.putLong(64, attr).putLong(72, propagation).putLong(80, 7).putLong(88, 3);
+        b.putLong(64, attr).putLong(72, propagation).putLong(80, 7).putLong(88, 3).putLong(96, 5);
         // strings in order: mnt_opts, fs_type, mnt_root, mnt_point, sb_source
         int[] fields = {4, 36, 104, 108, 124};
         int at = 0;
@@ -56,7 +56,7 @@ class StatMountTest {
                 StatMount.MOUNT_ATTR_RDONLY | StatMount.MOUNT_ATTR_NOATIME | StatMount.MOUNT_ATTR_NODIRATIME
                         | StatMount.MOUNT_ATTR_NOSYMFOLLOW, 1L << 19, "", "xfs", "/sub", "/mnt", "")).entry();
         assertEquals(List.of("ro", "noatime", "nodiratime", "nosymfollow"), entry.options());
-        assertEquals(List.of("master:3"), entry.optionalFields());
+        assertEquals(List.of("master:3", "propagate_from:5"), entry.optionalFields());
         assertEquals(List.of("rw"), entry.superOptions());
         assertEquals("none", entry.source());
         assertEquals("/sub", entry.root());

@@ -24,11 +24,11 @@ final class StepTimes {
             return;
         }
         long now = System.nanoTime();
-        steps.append(steps.isEmpty() ? "" : ", ").append(name).append(' ').append((now - last) / 1000).append(" µs");
+        steps.append(steps.isEmpty() ? "" : ", ").append(name).append(' ').append((now - last) / 1000).append(" us");
         last = now;
     }
 
-    /** Logs the steps at debug as "{what}: step N µs, ...". */
+    /** Logs the steps at debug as "{what}: step N us, ...". */
     void log(Logger log, String what) {
         if (on) {
             log.debug("{}: {}", what, steps);

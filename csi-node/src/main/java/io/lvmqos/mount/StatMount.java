@@ -48,6 +48,12 @@ public final class StatMount {
     static final long MNT_OPTS = 0x80;
     static final long SB_SOURCE = 0x200;
     static final long WANTED = SB_BASIC | MNT_BASIC | PROPAGATE_FROM | MNT_ROOT | MNT_POINT | FS_TYPE | MNT_OPTS | SB_SOURCE;
+    /**
+     * What every answer must hold. The kernel leaves a string's bit out when the string is empty
+     * (an ext4 mounted without options has no mnt_opts), so those are read as empty when absent;
+     * that the kernel knows sb_source at all (6.12+) is checked once, on the root mount, by the probe.
+     */
+    static final long REQUIRED = SB_BASIC | MNT_BASIC | MNT_ROOT | MNT_POINT | FS_TYPE;
     /** The fixed part of struct statmount; its string offsets count from here. */
     static final int HEADER = 512;
     static final long SB_RDONLY = 0x1;
@@ -88,7 +94,7 @@ public final class StatMount {
             try {
                 long id = candidate.uniqueId(fd);
                 Optional<Found> root = candidate.byId(id);
-                if (root.isPresent()) {
+                if (root.isPresent() && !root.get().entry().source().equals("none")) {
                     log.debug("mounts are looked up by unique id with statmount(2)");
                     return Optional.of(candidate);
                 }
@@ -156,9 +162,9 @@ public final class StatMount {
     static Found parse(byte[] raw) {
         ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.nativeOrder());
         long mask = b.getLong(8);
-        if ((mask & WANTED) != WANTED) {
+        if ((mask & REQUIRED) != REQUIRED) {
             throw DriverException.internal("statmount answered fields 0x" + Long.toHexString(mask) + ", not all of 0x"
-                    + Long.toHexString(WANTED) + " (a kernel before 6.12 has no sb_source)");
+                    + Long.toHexString(REQUIRED));
         }
         DeviceNumber device = new DeviceNumber(b.getInt(16), b.getInt(20));
         long sbFlags = Integer.toUnsignedLong(b.getInt(32));
@@ -171,11 +177,11 @@ public final class StatMount {
         long propagation = b.getLong(72);
         long peerGroup = b.getLong(80);
         long master = b.getLong(88);
-        long propagateFrom = b.getLong(96);
+        long propagateFrom = (mask & PROPAGATE_FROM) != 0 ? b.getLong(96) : 0;
         String root = string(raw, b.getInt(104));
         String mountPoint = string(raw, b.getInt(108));
-        String source = string(raw, b.getInt(124));
-        String fsOptions = string(raw, b.getInt(4));
+        String source = (mask & SB_SOURCE) != 0 ? string(raw, b.getInt(124)) : "";
+        String fsOptions = (mask & MNT_OPTS) != 0 ? string(raw, b.getInt(4)) : "";
         List<String> tags = new ArrayList<>();
         if ((propagation & MS_SHARED) != 0) {
             tags.add("shared:" + peerGroup);

@@ -40,5 +40,17 @@ public interface LibC {
      */
     int fstatfs(int fd, @Out long[] buf);
 
+    /**
+     * statx(2); {@code buf} receives struct statx, 256 bytes. With AT_EMPTY_PATH and an empty path
+     * it describes the descriptor itself, an O_PATH one included.
+     */
+    int statx(int dirFd, String path, int flags, int mask, @Out byte[] buf);
+
+    /**
+     * syscall(2), for statmount(2), which glibc 2.36 does not wrap: {@code request} is struct
+     * mnt_id_req, {@code buf} receives struct statmount and its strings.
+     */
+    long syscall(long number, @In byte[] request, @Out byte[] buf, long size, long flags);
+
     int close(int fd);
 }

@@ -26,9 +26,42 @@ public final class MountTable {
     private static final Set<String> PROPAGATION_TAGS = Set.of("shared", "master", "propagate_from");
 
     private final Path mountinfo;
+    /** Present where one mount is looked up by its unique id rather than in the whole table. */
+    private final Optional<StatMount> statMount;
 
+    /** The table in {@code mountinfo}; mounts are looked up by unique id only in this process's own table. */
     public MountTable(Path mountinfo) {
+        this(mountinfo, mountinfo.equals(SELF_MOUNTINFO) ? StatMount.system() : Optional.empty());
+    }
+
+    MountTable(Path mountinfo, Optional<StatMount> statMount) {
         this.mountinfo = mountinfo;
+        this.statMount = statMount;
+    }
+
+    /** How one mount is found: "statmount" by unique id, or "mountinfo" by reading the table. */
+    public String lookup() {
+        return statMount.isPresent() ? "statmount" : "mountinfo";
+    }
+
+    /**
+     * The id of the mount a descriptor is on, in the numbering {@link #located} takes: the unique
+     * id (statx) where statmount is used, else mountinfo's (fdinfo). Mounter compares only ids of
+     * one numbering with each other.
+     */
+    long idOf(Beneath.Fd fd) {
+        return statMount.isPresent() ? statMount.get().uniqueId(fd.number()) : fd.mountId();
+    }
+
+    /**
+     * One mount by an id from {@link #idOf}, with its parent's id in the same numbering: one
+     * statmount(2) call where the kernel has it, else the line of one read of mountinfo.
+     */
+    Optional<StatMount.Found> located(long id) {
+        if (statMount.isPresent()) {
+            return statMount.get().byId(id);
+        }
+        return byId(Math.toIntExact(id)).map(e -> new StatMount.Found(e, e.mountId(), e.parentId()));
     }
 
     public MountTable() {
@@ -50,8 +83,8 @@ public final class MountTable {
     /**
      * The line of one mount, found by its id (as /proc/self/fdinfo and mountinfo number mounts).
      * Only that line is parsed, but the kernel still formats the whole table for the read, so
-     * the call still grows with the mounts on the node (ScaleBenchmark; statmount(2) by the
-     * mount's unique id would not, on Linux 6.8 and later).
+     * the call still grows with the mounts on the node (ScaleBenchmark); {@link #located} uses
+     * statmount(2) instead where the kernel has it.
      */
     public Optional<MountEntry> byId(int mountId) {
         String text = text();

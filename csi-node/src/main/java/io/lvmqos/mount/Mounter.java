@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Optional;
-import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
@@ -270,7 +270,7 @@ public final class Mounter {
         try (Beneath.Parent parent = under.parent(target);
              Beneath.Fd pinned = under.open(parent, target).orElseThrow(() -> DriverException.notFound(
                      "mount target " + target + " does not exist"))) {
-            int below = pinned.mountId();
+            long below = mountTable.idOf(pinned);
             call(mount.onto(pinned.procPath()), what);
             try {
                 requireMountedAt(under, target, pinned, below);
@@ -282,22 +282,22 @@ public final class Mounter {
         }
     }
 
-    private void requireMountedAt(Beneath under, Path target, Beneath.Fd pinned, int below) {
+    private void requireMountedAt(Beneath under, Path target, Beneath.Fd pinned, long below) {
         Optional<Path> now = pinned.currentPath();
         if (now.isEmpty() || !now.get().equals(target)) {
             throw changed("mounted on", target, now);
         }
-        int top;
+        long top;
         try (Beneath.Parent again = under.parent(target);
              Beneath.Fd reached = under.open(again, target).orElseThrow(() -> changed("mounted on", target,
                      Optional.empty()))) {
-            top = reached.mountId();
+            top = mountTable.idOf(reached);
         } catch (DriverException.InvalidArgument | DriverException.NotFound e) {
             throw changed("mounted on", target, pinned.currentPath());
         }
-        Optional<MountEntry> made = mountTable.byId(top);
+        Optional<StatMount.Found> made = mountTable.located(top);
         if (top == below || made.isEmpty() || made.get().parentId() != below
-                || !made.get().mountPoint().equals(target)) {
+                || !made.get().entry().mountPoint().equals(target)) {
             throw changed("mounted on", target, pinned.currentPath());
         }
     }
@@ -332,7 +332,7 @@ public final class Mounter {
      * outside. Afterwards the mount meant must be gone from the mount table.
      */
     public UnmountOutcome unmount(Beneath under, Path target) {
-        return unmount(under, target, OptionalInt.empty());
+        return unmount(under, target, OptionalLong.empty());
     }
 
     /**
@@ -340,7 +340,7 @@ public final class Mounter {
      * the path now leads to another mount, nothing is unmounted and the call fails, so that what
      * was read from the pinned mount (its device, whose limits are lifted next) is what went.
      */
-    public UnmountOutcome unmount(Beneath under, Path target, OptionalInt expectedMount) {
+    public UnmountOutcome unmount(Beneath under, Path target, OptionalLong expectedMount) {
         requireCanonical(target, "unmount target");
         Beneath.Parent parent;
         try {
@@ -349,23 +349,23 @@ public final class Mounter {
             return UnmountOutcome.NO_SUCH_PATH;
         }
         try (parent) {
-            int meant;
+            long meant;
             // closed before umount2: an open descriptor on the mount would keep it busy
             try (Beneath.Fd top = under.open(parent, target).orElse(null)) {
                 if (top == null) {
                     return UnmountOutcome.NO_SUCH_PATH;
                 }
-                meant = top.mountId();
+                meant = mountTable.idOf(top);
             }
-            if (meant == parent.dir().mountId()) {
+            if (meant == mountTable.idOf(parent.dir())) {
                 return UnmountOutcome.NOT_A_MOUNT_POINT;
             }
-            if (expectedMount.isPresent() && meant != expectedMount.getAsInt()) {
+            if (expectedMount.isPresent() && meant != expectedMount.getAsLong()) {
                 throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
-                        + " it leads to mount " + meant + ", not to mount " + expectedMount.getAsInt() + " read a moment"
+                        + " it leads to mount " + meant + ", not to mount " + expectedMount.getAsLong() + " read a moment"
                         + " before; nothing was unmounted; retry once the path is a plain directory again");
             }
-            Optional<MountEntry> entry = mountTable.byId(meant);
+            Optional<MountEntry> entry = mountTable.located(meant).map(StatMount.Found::entry);
             if (entry.isEmpty() || !entry.get().mountPoint().equals(target)) {
                 throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
                         + " the mount found there (id " + meant + ") is "
@@ -374,7 +374,7 @@ public final class Mounter {
             }
             if (libc.umount2(parent.procPath(), UMOUNT_NOFOLLOW) != 0) {
                 int errno = lastError.getAsInt();
-                boolean stillThere = mountTable.byId(meant).isPresent();
+                boolean stillThere = mountTable.located(meant).isPresent();
                 if ((errno == Errno.EINVAL.intValue() || errno == Errno.ENOENT.intValue()) && stillThere) {
                     throw DriverException.failedPrecondition("path " + target + " changed while it was being"
                             + " unmounted (its last name no longer leads to mount " + meant + "); nothing was"
@@ -382,7 +382,7 @@ public final class Mounter {
                 }
                 return unmountFailed(target, errno);
             }
-            Optional<MountEntry> left = mountTable.byId(meant);
+            Optional<MountEntry> left = mountTable.located(meant).map(StatMount.Found::entry);
             if (left.isPresent()) {
                 throw DriverException.failedPrecondition("path " + target + " changed while it was being unmounted:"
                         + " another mount took the place of mount " + meant + " (now at " + left.get().mountPoint()
@@ -406,19 +406,19 @@ public final class Mounter {
             Beneath.Fd top = under.open(parent, path).orElseThrow(() -> DriverException.notFound(
                     "volume path " + path + " does not exist"));
             try {
-                int id = top.mountId();
-                if (id == parent.dir().mountId()) {
+                long id = mountTable.idOf(top);
+                if (id == mountTable.idOf(parent.dir())) {
                     top.close();
                     return Optional.empty();
                 }
-                Optional<MountEntry> entry = mountTable.byId(id);
+                Optional<MountEntry> entry = mountTable.located(id).map(StatMount.Found::entry);
                 if (entry.isEmpty() || !entry.get().mountPoint().equals(path)) {
                     throw DriverException.failedPrecondition("path " + path + " changed while it was being read:"
                             + " the mount found there (id " + id + ") is "
                             + entry.map(e -> "now at " + e.mountPoint()).orElse("gone")
                             + "; retry once the path is a plain directory again");
                 }
-                return Optional.of(new PinnedMount(top, entry.get()));
+                return Optional.of(new PinnedMount(top, entry.get(), id));
             } catch (RuntimeException e) {
                 top.close();
                 throw e;

@@ -33,7 +33,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -204,6 +204,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodePublishVolume(Csi.NodePublishVolumeRequest request,
                                   StreamObserver<Csi.NodePublishVolumeResponse> reply) {
+        StepTimes times = new StepTimes(log);
         // a publish that could only land in this container is refused, not done into the void
         paths.propagation().requireShared();
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
@@ -219,11 +220,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         boolean block = capability.hasBlock();
         boolean readOnly = request.getReadonly()
                 || capability.getAccessMode().getMode() == Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY;
+        times.step("checks");
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath())) {
+            times.step("lock");
             Path device = activeDevice(volume);
             // read afresh: device-mapper minors change when an LV is activated again
             DeviceNumber number = DeviceNumber.of(device);
             Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();
+            times.step("device");
             // one read of the mount table answers the questions before the mount: what is at the
             // target and where else the volume is published; only those lines are parsed, so the
             // cost does not grow with the other volumes on the node
@@ -231,10 +235,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             boolean alreadyPublished = publishedAt(mounts, target, volume, number, nodeRoot, readOnly);
             if (!alreadyPublished) {
                 refuseSecondWriter(mounts, volume, capability, number, nodeRoot, target, staging);
+            }
+            times.step("mount table");
+            if (!alreadyPublished) {
                 bindAtTarget(volume, device, number, staging, target, block, readOnly);
             }
+            times.step("bind (" + mountTable.lookup() + ")");
             try {
-                limitPod(volume, request, target, number);
+                limitPod(volume, request, target, number, times);
             } catch (RuntimeException e) {
                 if (!alreadyPublished) {
                     undoPublish(target);
@@ -244,6 +252,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         } catch (IOException e) {
             throw DriverException.internal("publishing " + request.getVolumeId() + " at " + target + " failed: " + e, e);
         }
+        times.log(log, "publish " + volume.id() + " at " + target);
         reply.onNext(Csi.NodePublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();
     }
@@ -305,7 +314,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
      * Caps, weights and floors on the pod's cgroup before any container of the pod runs: kubelet
      * starts them only after publish returns.
      */
-    private void limitPod(ManagedVolume volume, Csi.NodePublishVolumeRequest request, Path target, DeviceNumber number) {
+    private void limitPod(ManagedVolume volume, Csi.NodePublishVolumeRequest request, Path target, DeviceNumber number,
+                          StepTimes times) {
         IoLimits limits = volume.limits();
         boolean guaranteed = !volume.qos().guarantee().isNone();
         if (limits.isUnlimited() && !guaranteed) {
@@ -320,7 +330,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         if (!limits.isUnlimited()) {
             podLimits.apply(pod.get(), number, limits);
-            pruneStale(pod.get(), mountTable::snapshot);
+            times.step("limits");
+            pruneStale(pod.get(), mountTable::snapshot, Optional.of(number));
+            times.step("stale lines");
         }
         if (guaranteed) {
             podShares.published(volume, pod.get());
@@ -331,10 +343,11 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
      * A stale line is a risk for later, not for this call: its removal failing is logged, not answered.
      *
      * @param table a read of the mount table made after the last change to the pod's mounts
+     * @param publishedNow the device a publish has just limited in the pod, whose line is not stale
      */
-    private void pruneStale(String podUid, Supplier<MountTable.Snapshot> table) {
+    private void pruneStale(String podUid, Supplier<MountTable.Snapshot> table, Optional<DeviceNumber> publishedNow) {
         try {
-            podLimits.pruneStale(podUid, table.get());
+            podLimits.pruneStale(podUid, table, publishedNow);
         } catch (DriverException.Unavailable noCgroups) {
             log.debug("no stale limit lines to look for in pod {}: {}", podUid, noCgroups.getMessage());
         } catch (RuntimeException e) {
@@ -388,28 +401,38 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getVolumeId().isEmpty(), "volume_id must not be empty");
         requireArgument(!request.getTargetPath().isEmpty(), "target_path must not be empty");
         Path target = paths.checkTarget(Path.of(request.getTargetPath()));
+        StepTimes times = new StepTimes(log);
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
+            times.step("lock");
             // What was published there comes from the mount table and the target alone: no lvm and no
             // look-up in /dev, so that a pod can be torn down while LVM hangs or the LV's device is gone.
             Optional<PublishedDevice> published = publishedAt(target);
+            times.step("pin (" + mountTable.lookup() + ")");
             mounter.unmount(paths.beneath(), target,
-                    published.map(p -> OptionalInt.of(p.mountId())).orElse(OptionalInt.empty()));
+                    published.map(p -> OptionalLong.of(p.mountId())).orElse(OptionalLong.empty()));
+            times.step("unmount");
             paths.remove(target);
+            times.step("remove");
             Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
             if (pod.isPresent()) {
                 // one read of the table after the unmount answers both: whether the pod still uses
                 // the device elsewhere, and which of its limit lines no publish accounts for
                 MountTable.Snapshot after = mountTable.snapshot();
+                times.step("mount table");
                 if (published.isPresent() && !podLimits.podsUsing(after, published.get().device(),
                         published.get().nodeRoot()).contains(pod.get())) {
                     podLimits.lift(pod.get(), published.get().device());
                 }
-                pruneStale(pod.get(), () -> after);
+                times.step("lift");
+                pruneStale(pod.get(), () -> after, Optional.empty());
+                times.step("stale lines");
                 if (published.isPresent()) {
                     releaseShares(published.get().device(), pod.get());
                 }
+                times.step("shares");
             }
         }
+        times.log(log, "unpublish " + target);
         reply.onNext(Csi.NodeUnpublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();
     }
@@ -513,7 +536,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     }
 
     /** The mount a publish left at a target, by id; the device it holds; for a raw block one, the node's path in devtmpfs. */
-    private record PublishedDevice(int mountId, DeviceNumber device, Optional<String> nodeRoot) {
+    private record PublishedDevice(long mountId, DeviceNumber device, Optional<String> nodeRoot) {
     }
 
     /**
@@ -534,7 +557,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         try (PinnedMount mount = pinned.get()) {
             MountEntry entry = mount.entry();
-            return Optional.of(new PublishedDevice(entry.mountId(), mount.device(),
+            return Optional.of(new PublishedDevice(mount.id(), mount.device(),
                     mount.isDeviceNode() ? Optional.of(entry.root()) : Optional.empty()));
         }
     }

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,12 +68,29 @@ public final class PodLimits implements PodLimitsApplier {
      * a read of the mount table made after the last change to the pod's mounts.
      */
     public void pruneStale(String podUid, MountTable.Snapshot table) {
+        pruneStale(podUid, () -> table, Optional.empty());
+    }
+
+    /**
+     * As {@link #pruneStale(String, MountTable.Snapshot)}, right after {@code publishedNow} was
+     * published into the pod: its line is not stale, and the mount table is read only when the
+     * pod's cgroup holds a line for another device of ours, so a pod with one volume costs no
+     * read of the table. The lines are read before the table: a publish mounts before it writes
+     * its line, so a line seen here has its mount in the table read after it.
+     */
+    public void pruneStale(String podUid, Supplier<MountTable.Snapshot> table, Optional<DeviceNumber> publishedNow) {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
         if (cgroup.isEmpty()) {
             return;
         }
-        Set<DeviceNumber> published = publishedDevices(table, podUid);
-        for (DeviceNumber device : writer.limitedDevices(cgroup.get())) {
+        List<DeviceNumber> others = writer.limitedDevices(cgroup.get()).stream()
+                .filter(device -> !publishedNow.map(device::equals).orElse(false))
+                .toList();
+        if (others.isEmpty()) {
+            return;
+        }
+        Set<DeviceNumber> published = publishedDevices(table.get(), podUid);
+        for (DeviceNumber device : others) {
             if (!published.contains(device) && isOurVolume.test(device)) {
                 log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
                         device, podUid);

@@ -125,6 +125,7 @@ public final class Driver {
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
+        log.debug("one mount is looked up by {}", mountTable.lookup());
         AutoCloseable watcher = settings.watchKubernetes() ? watchKubernetes(settings, qos) : () -> { };
         // After the socket, and one lvm at a time: Probe answers ready from the start (the health
         // check's verdict starts ready), so nothing here stands before it, but with hundreds of LVs

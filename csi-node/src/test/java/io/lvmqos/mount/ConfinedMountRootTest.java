@@ -167,14 +167,14 @@ class ConfinedMountRootTest {
     @Test
     void anUnmountOfAnotherMountThanThePinnedOneIsRefused() {
         plain.bindMount(source, beneath, target, false);
-        int pinnedId;
+        long pinnedId;
         try (PinnedMount pinned = plain.pin(beneath, target).orElseThrow()) {
-            pinnedId = pinned.entry().mountId();
+            pinnedId = pinned.id();
         }
         // another mount stacked on the path between the read and the unmount
         plain.bindMount(source, beneath, target, false);
         var e = assertThrows(DriverException.FailedPrecondition.class,
-                () -> plain.unmount(beneath, target, java.util.OptionalInt.of(pinnedId)));
+                () -> plain.unmount(beneath, target, java.util.OptionalLong.of(pinnedId)));
         assertTrue(e.getMessage().contains("changed while it was being unmounted"), e.getMessage());
         assertEquals(2, table.read().stream().filter(m -> m.mountPoint().equals(target)).count(), "nothing unmounted");
     }

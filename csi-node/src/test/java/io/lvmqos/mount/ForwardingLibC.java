@@ -53,4 +53,14 @@ class ForwardingLibC implements LibC {
     public int close(int fd) {
         return real.close(fd);
     }
+
+    @Override
+    public int statx(int dirFd, String path, int flags, int mask, byte[] buf) {
+        return real.statx(dirFd, path, flags, mask, buf);
+    }
+
+    @Override
+    public long syscall(long number, byte[] request, byte[] buf, long size, long flags) {
+        return real.syscall(number, request, buf, size, flags);
+    }
 }

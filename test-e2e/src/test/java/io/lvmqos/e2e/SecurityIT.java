@@ -1,5 +1,6 @@
 package io.lvmqos.e2e;
 
+import io.lvmqos.e2e.guest.MountLookupCheck;
 import io.lvmqos.e2e.guest.PathRaceCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -9,7 +10,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-/** Hostile kubelet paths on a real kernel: swap races on publish targets, staging paths out of layout. */
+/**
+ * Hostile kubelet paths on a real kernel: swap races on publish targets, staging paths out of layout;
+ * and one mount found by statmount(2) and by mountinfo alike.
+ */
 class SecurityIT {
 
     @TestFactory
@@ -21,6 +25,6 @@ class SecurityIT {
                 .thinPool("lvmqos", "thinpool", "256M")
                 .cgroup(CgroupMode.V2)
                 .timeout(Duration.ofMinutes(8));
-        return GuestJUnit.dynamicTests(guest, PathRaceCheck.class);
+        return GuestJUnit.dynamicTests(guest, PathRaceCheck.class, MountLookupCheck.class);
     }
 }

@@ -85,6 +85,8 @@ public class ScaleBenchCheck {
             "-Dorg.slf4j.simpleLogger.log.io.lvmqos.exec.CommandRunner=debug",
             // each scrape's parts: "metrics: 500 volumes in 500 pods: X ms for the mount table ..."
             "-Dorg.slf4j.simpleLogger.log.io.lvmqos.metrics.VolumeCollector=debug",
+            // publish and unpublish, step by step: "publish ... at ...: lock N us, device N us, ..."
+            "-Dorg.slf4j.simpleLogger.log.io.lvmqos.node.NodeService=debug",
             "-Dorg.slf4j.simpleLogger.showThreadName=true");
 
     @BeforeAll

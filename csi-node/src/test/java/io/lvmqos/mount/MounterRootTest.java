@@ -216,18 +216,23 @@ class MounterRootTest {
         assertThrows(DriverException.NotFound.class, () -> mounter.bindMount(source, dir.resolve("missing"), true));
     }
 
+    /**
+     * Two hundred binds and unmounts in a row, each on the same target, leave nothing mounted.
+     * The time per round is printed for the record, not held to a bound: a loaded host makes any
+     * bound flaky, and the benchmarks (docs/benchmarks.md) are where times are measured.
+     */
     @Test
-    void bindAndUnmountCostWellUnderAForkAndExec() throws IOException {
-        Path target = bindTarget("timed");
+    void repeatedBindAndUnmountLeaveNothingMounted() throws IOException {
+        Path target = bindTarget("repeated");
         int rounds = 200;
         long started = System.nanoTime();
         for (int i = 0; i < rounds; i++) {
             mounter.bindMount(source, target, true);
-            assertEquals(UnmountOutcome.UNMOUNTED, mounter.unmount(target));
+            assertEquals(UnmountOutcome.UNMOUNTED, mounter.unmount(target), "round " + i);
         }
-        double micros = (System.nanoTime() - started) / 1000.0 / rounds;
-        System.out.printf("read-only bind mount + unmount: %.0f us per round%n", micros);
-        assertTrue(micros < 9000, micros + " us");
+        System.out.printf("read-only bind mount + unmount: %.0f us per round%n",
+                (System.nanoTime() - started) / 1000.0 / rounds);
+        assertEquals(UnmountOutcome.NOT_A_MOUNT_POINT, mounter.unmount(target), "nothing left mounted");
     }
 
     private static void waitForCwd(Process process, Path cwd) throws Exception {

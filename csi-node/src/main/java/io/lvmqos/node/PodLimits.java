@@ -65,7 +65,9 @@ public final class PodLimits implements PodLimitsApplier {
      * never possible (an unpublish of a volume already deleted); device-mapper hands the lowest
      * free minor to the next LV activated, so the line could later throttle another volume the
      * pod is given, with the old volume's limits. What is published is read from {@code table},
-     * a read of the mount table made after the last change to the pod's mounts.
+     * a read of the mount table made after the last change to the pod's mounts; a line that looks
+     * stale there is checked again against a read made after the lines, so a volume published into
+     * the pod meanwhile keeps its line.
      */
     public void pruneStale(String podUid, MountTable.Snapshot table) {
         pruneStale(podUid, () -> table, Optional.empty());
@@ -90,12 +92,20 @@ public final class PodLimits implements PodLimitsApplier {
             return;
         }
         Set<DeviceNumber> published = publishedDevices(table.get(), podUid);
-        for (DeviceNumber device : others) {
-            if (!published.contains(device) && isOurVolume.test(device)) {
-                log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
-                        device, podUid);
-                writer.remove(cgroup.get(), device);
-            }
+        List<DeviceNumber> stale = others.stream()
+                .filter(device -> !published.contains(device) && isOurVolume.test(device))
+                .toList();
+        if (!stale.isEmpty()) {
+            // the table handed in may be older than the lines read above (an unpublish reads it
+            // right after its unmount): a volume published into the pod since then was mounted
+            // before its line was written, so a table read now shows it
+            Set<DeviceNumber> stillPublished = publishedDevices(mountTable.snapshot(), podUid);
+            stale = stale.stream().filter(device -> !stillPublished.contains(device)).toList();
+        }
+        for (DeviceNumber device : stale) {
+            log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
+                    device, podUid);
+            writer.remove(cgroup.get(), device);
         }
     }
 

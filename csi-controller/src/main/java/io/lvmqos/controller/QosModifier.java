@@ -57,13 +57,16 @@ public final class QosModifier {
         try (KeyedLocks.Held held = locks.lock(id.lvmPath());
              KeyedLocks.Held admission = changesGuarantee
                      ? locks.lock(VolumeProvisioner.admissionKey(id.volumeGroup())) : null) {
-            boolean early = applyFromIndex(id, change);
+            Optional<ManagedVolume> early = applyFromIndex(id, change);
             try {
                 ManagedVolume modified = makeDurable(id, change);
-                pods.applyToPodsUsing(modified);
+                // the lines are written again only if LVM's truth differs from what the index gave
+                if (early.isEmpty() || !sameLimitsInForce(early.get(), modified)) {
+                    pods.applyToPodsUsing(modified);
+                }
                 return modified;
             } catch (RuntimeException e) {
-                if (early) {
+                if (early.isPresent()) {
                     catalog.refresh(id).ifPresent(pods::applyToPodsUsing);
                 }
                 throw e;
@@ -73,23 +76,29 @@ public final class QosModifier {
 
     /**
      * Rewrites the pods' lines from the indexed volume with {@code change} applied, when the index
-     * knows the volume and the change passes every check that needs no lvm; true when it did. A
-     * floor raised needs the whole group's lvs, and waits for it.
+     * knows the volume and the change passes every check that needs no lvm; the volume as applied,
+     * or empty when nothing was. A floor raised needs the whole group's lvs, and waits for it.
      */
-    private boolean applyFromIndex(VolumeId id, QosChange change) {
+    private Optional<ManagedVolume> applyFromIndex(VolumeId id, QosChange change) {
         Optional<ManagedVolume> known = catalog.indexed(id).filter(v -> v.id().kind() == VolumeId.Kind.VOLUME);
         if (known.isEmpty()) {
-            return false;
+            return Optional.empty();
         }
         ManagedVolume volume = known.get();
         QosSpec updated = volume.qos().changedBy(change);
         if (updated.equals(volume.qos()) || raisesFloor(volume.qos(), updated)) {
-            return false;
+            return Optional.empty();
         }
         updated.guarantee().requireConsistent(updated.forSize(volume.sizeBytes()));
         guarantees.requireSupported(id.volumeGroup(), updated.guarantee());
-        pods.applyToPodsUsing(volume.withQos(updated));
-        return true;
+        ManagedVolume applied = volume.withQos(updated);
+        pods.applyToPodsUsing(applied);
+        return Optional.of(applied);
+    }
+
+    /** Whether the pods' lines for the two readings of a volume are the same: same device, limits and guarantee. */
+    private static boolean sameLimitsInForce(ManagedVolume a, ManagedVolume b) {
+        return a.qos().equals(b.qos()) && a.sizeBytes() == b.sizeBytes() && a.devicePath().equals(b.devicePath());
     }
 
     private ManagedVolume makeDurable(VolumeId id, QosChange change) {

@@ -182,7 +182,7 @@ public final class Lvm {
     }
 
     public void activate(String volumeGroup, String name) {
-        change(volumeGroup, List.of("lvchange", "--activate", "y", "--ignoreactivationskip", "--", volumeGroup + "/" + name));
+        change(volumeGroup, activation(volumeGroup, name));
     }
 
     /**
@@ -192,8 +192,7 @@ public final class Lvm {
      * that can never be activated (the kernel answers ENODATA).
      */
     public boolean activateIfInPool(String volumeGroup, String name) {
-        CommandResult result = run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, List.of("lvchange", "--activate", "y",
-                "--ignoreactivationskip", "--", volumeGroup + "/" + name)).withStopGrace(CHANGE_STOP_GRACE));
+        CommandResult result = runChange(volumeGroup, activation(volumeGroup, name));
         if (LvmFailure.THIN_DEVICE_MISSING.isWhy(result)) {
             return false;
         }
@@ -201,6 +200,10 @@ public final class Lvm {
             throw LvmFailure.classify(result);
         }
         return true;
+    }
+
+    private static List<String> activation(String volumeGroup, String name) {
+        return List.of("lvchange", "--activate", "y", "--ignoreactivationskip", "--", volumeGroup + "/" + name);
     }
 
     /** Removes an LV; lvm itself refuses when it is open, which surfaces as FailedPrecondition. */
@@ -240,10 +243,15 @@ public final class Lvm {
     }
 
     private void change(String volumeGroup, List<String> args) {
-        CommandResult result = run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
+        CommandResult result = runChange(volumeGroup, args);
         if (!result.succeeded()) {
             throw LvmFailure.classify(result);
         }
+    }
+
+    /** A command that changes metadata: the change timeout, and time to finish before SIGKILL. */
+    private CommandResult runChange(String volumeGroup, List<String> args) {
+        return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
     }
 
     /** Every lvm process of the driver starts here, within the group's bound. */

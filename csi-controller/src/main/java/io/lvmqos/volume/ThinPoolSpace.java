@@ -12,15 +12,20 @@ import java.util.OptionalDouble;
  * it), or fails it at once with {@code --errorwhenfull y}; a pool whose metadata is full turns
  * read-only and fails them all. Either way the pod's writes stall or fail until the operator extends
  * the pool, and the filesystem on top may shut itself down: see docs/faults.md, "A full thin pool".
- * NodeGetVolumeStats reports it as the volume's condition (one lvs of the pool per call, as kubelet
- * asks about once a minute per volume) and CreateVolume refuses a thin volume into such a pool.
+ * NodeGetVolumeStats reports it as the volume's condition and CreateVolume refuses a thin volume into
+ * such a pool. Kubelet asks about every volume about once a minute, many at once: calls about volumes of
+ * the same pool that arrive together share one {@code lvs} of the pool ({@link SharedReads}), each
+ * still answered from a read that started after it asked.
  */
 public final class ThinPoolSpace {
 
-    private final Lvm lvm;
+    private record PoolName(String volumeGroup, String pool) {
+    }
+
+    private final SharedReads<PoolName, Optional<LogicalVolume>> pools;
 
     public ThinPoolSpace(Lvm lvm) {
-        this.lvm = lvm;
+        this.pools = new SharedReads<>(name -> lvm.logicalVolume(name.volumeGroup(), name.pool()));
     }
 
     /** What is wrong with the volume's thin pool, or empty when it has room (or the volume is linear). */
@@ -28,7 +33,8 @@ public final class ThinPoolSpace {
         if (!volume.lv().isThin() || volume.lv().pool().isEmpty()) {
             return Optional.empty();
         }
-        return lvm.logicalVolume(volume.id().volumeGroup(), volume.lv().pool().get()).flatMap(ThinPoolSpace::problemOf);
+        return pools.read(new PoolName(volume.id().volumeGroup(), volume.lv().pool().get()))
+                .flatMap(ThinPoolSpace::problemOf);
     }
 
     /** What is wrong with the pool, or empty when it has data and metadata space left. */

@@ -260,6 +260,9 @@ public final class VolumeProvisioner {
      */
     public void deleteVolume(VolumeId id) {
         try (KeyedLocks.Held held = locks.lock(id.lvmPath())) {
+            if (removedAsKnownThin(id)) {
+                return;
+            }
             Optional<LogicalVolume> found = lvm.logicalVolume(id.volumeGroup(), id.lvName());
             if (found.isEmpty()) {
                 catalog.forget(id);
@@ -281,6 +284,27 @@ public final class VolumeProvisioner {
             lvm.remove(id.volumeGroup(), id.lvName());
             catalog.forget(id);
         }
+    }
+
+    /**
+     * A volume the catalog knows as thin is removed with one lvremove and no lvs before it: a thin
+     * LV needs no zeroing (its pool zeroes new blocks), it never becomes another kind of LV, and its
+     * name is made and removed only under this volume's lock, where the catalog is kept. What the
+     * lvs was for, lvm answers itself: an absent LV is reported as such (success), an open one is
+     * refused. False when the catalog does not know the volume as thin, or lvm refused because the
+     * LV is in use, so that the full path reads it and says who holds it.
+     */
+    private boolean removedAsKnownThin(VolumeId id) {
+        if (catalog.indexed(id).filter(volume -> volume.lv().isThin()).isEmpty()) {
+            return false;
+        }
+        try {
+            lvm.removeIfPresent(id.volumeGroup(), id.lvName());
+        } catch (DriverException.FailedPrecondition refused) {
+            return false;
+        }
+        catalog.forget(id);
+        return true;
     }
 
     private void zeroBeforeRemoval(LogicalVolume lv) {

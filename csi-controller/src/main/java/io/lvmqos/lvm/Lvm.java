@@ -208,7 +208,26 @@ public final class Lvm {
 
     /** Removes an LV; lvm itself refuses when it is open, which surfaces as FailedPrecondition. */
     public void remove(String volumeGroup, String name) {
-        change(volumeGroup, List.of("lvremove", "--yes", "--", volumeGroup + "/" + name));
+        change(volumeGroup, removal(volumeGroup, name));
+    }
+
+    /**
+     * Removes an LV, or answers false, with nothing changed, when there is none of that name: one
+     * lvm command where an lvs before it would be a second. lvm refuses an open LV (FailedPrecondition).
+     */
+    public boolean removeIfPresent(String volumeGroup, String name) {
+        CommandResult result = runChange(volumeGroup, removal(volumeGroup, name));
+        if (LvmFailure.LOGICAL_VOLUME_NOT_FOUND.isWhy(result)) {
+            return false;
+        }
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
+        return true;
+    }
+
+    private static List<String> removal(String volumeGroup, String name) {
+        return List.of("lvremove", "--yes", "--", volumeGroup + "/" + name);
     }
 
     public void replaceTags(String volumeGroup, String name, List<String> remove, List<String> add) {

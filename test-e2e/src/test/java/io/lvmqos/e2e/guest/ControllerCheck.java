@@ -15,6 +15,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.volume.LvmNames;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -362,7 +363,23 @@ public class ControllerCheck {
 
     @Test
     void aMountedVolumeIsNotDeletedAndItsDataSurvives() {
-        Csi.Volume volume = createVolume(create("in-use", 16 * MIB, Map.of()).build());
+        refusedWhileMounted(createVolume(create("in-use", 16 * MIB, Map.of()).build()));
+    }
+
+    /** A thin volume the driver knows is removed by one lvremove with no lvs first: lvm's refusal still says who holds it. */
+    @Test
+    void aMountedThinVolumeIsNotDeletedAndItsDataSurvives() {
+        Csi.Volume volume = createVolume(create("in-use-thin", 16 * MIB, thin()).build());
+        refusedWhileMounted(volume);
+        driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
+        volumes.remove(volume.getVolumeId());
+        assertFalse(ok("lvm", "lvs", "--noheadings", "-o", "lv_name", GuestEnv.volumeGroup())
+                .contains(LvmNames.volumeLvName("in-use-thin")), "deleted once unmounted");
+        // absent is success, also when the catalog still knew it
+        driver.client().controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
+    }
+
+    private void refusedWhileMounted(Csi.Volume volume) {
         String device = lvPath(volume.getVolumeId());
         ok("mkfs.ext4", "-q", device);
         ok("mkdir", "-p", "/run/in-use");

@@ -70,6 +70,8 @@ public class LvmMessagesCheck {
         expect(DriverException.NotFound.class, () -> lvm.extend(vg, "nosuchlv", 16 * MIB));
         expect(DriverException.NotFound.class, () -> lvm.activate(vg, "nosuchlv"));
         expect(DriverException.NotFound.class, () -> lvm.remove(vg, "nosuchlv"));
+        assertFalse(lvm.removeIfPresent(vg, "nosuchlv"), "lvremove of an absent LV is told apart");
+        expect(DriverException.FailedPrecondition.class, () -> lvm.removeIfPresent("nosuchvg", "lv"));
         expect(DriverException.NotFound.class, () -> lvm.replaceTags(vg, "nosuchlv", List.of(), List.of("a=b")));
         expect(DriverException.NotFound.class, () -> lvm.createThinSnapshot(vg, "nosuchorigin", "lvmmsg-thin", List.of(), false));
         expect(DriverException.FailedPrecondition.class, () -> lvm.createThin(vg, "nopool", "lvmmsg-thin", 8 * MIB, List.of()));

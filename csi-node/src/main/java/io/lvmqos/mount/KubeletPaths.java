@@ -258,7 +258,7 @@ public final class KubeletPaths {
     }
 
     /** The kubelet directory as descriptors: for mounting and unmounting through them ({@link Mounter}). */
-    public Beneath beneath() {
+    Beneath beneath() {
         return beneath;
     }
 

@@ -14,6 +14,7 @@ import io.lvmqos.device.FsType;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.mount.HostPath;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountOptions;
@@ -138,10 +139,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             options = options.withData("nouuid");
         }
         paths.createDirectory(staging);
-        mounter.mount(device, paths.beneath(), staging, type, options);
+        mounter.mount(new HostPath(device), staging, type, options);
         if (volume.hasSource()) {
             // restored or cloned larger than its source: the filesystem still has the source's size
-            try (PinnedMount mount = mounter.pin(paths.beneath(), staging).orElseThrow(() -> DriverException
+            try (PinnedMount mount = mounter.pin(staging).orElseThrow(() -> DriverException
                     .failedPrecondition("the volume " + volume.id() + " mounted at " + staging
                             + " a moment ago is no longer mounted there"))) {
                 filesystems.grow(device, mount.mounted(), type);
@@ -189,7 +190,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
         Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
-            mounter.unmount(paths.beneath(), staging);
+            mounter.unmount(staging);
         }
         reply.onNext(Csi.NodeUnstageVolumeResponse.getDefaultInstance());
         reply.onCompleted();
@@ -287,7 +288,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         if (block) {
             paths.createDirectory(target.getParent());
             paths.createFile(target);
-            mounter.bindMount(device.toRealPath(), paths.beneath(), target, readOnly);
+            mounter.bindMount(new HostPath(device.toRealPath()), target, readOnly);
             return;
         }
         Optional<PinnedMount> staged = pinStaging(staging);
@@ -297,14 +298,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                         + staging + ": call NodeStageVolume first");
             }
             paths.createDirectory(target);
-            mounter.bindMount(mount, paths.beneath(), target, readOnly);
+            mounter.bindMount(mount, target, readOnly);
         }
     }
 
     /** The staging mount, pinned; empty when nothing (or no staging directory) is there. */
     private Optional<PinnedMount> pinStaging(Path staging) {
         try {
-            return mounter.pin(paths.beneath(), staging);
+            return mounter.pin(staging);
         } catch (DriverException.NotFound noDirectory) {
             return Optional.empty();
         }
@@ -388,7 +389,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     private void undoPublish(Path target) {
         try {
-            mounter.unmount(paths.beneath(), target);
+            mounter.unmount(target);
             paths.remove(target);
         } catch (RuntimeException cleanupFailure) {
             log.warn("could not undo the publish at {}: {}", target, cleanupFailure.getMessage());
@@ -408,7 +409,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             // look-up in /dev, so that a pod can be torn down while LVM hangs or the LV's device is gone.
             Optional<PublishedDevice> published = publishedAt(target);
             times.step("pin (" + mountTable.lookup() + ")");
-            mounter.unmount(paths.beneath(), target,
+            mounter.unmount(target,
                     published.map(p -> OptionalLong.of(p.mountId())).orElse(OptionalLong.empty()));
             times.step("unmount");
             paths.remove(target);
@@ -450,7 +451,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
         Path path = publishedPath(request.getVolumePath());
-        Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), path);
+        Optional<PinnedMount> pinned = mounter.pin(path);
         try (PinnedMount mount = pinned.orElse(null)) {
             reply.onNext(stats.of(volume, path, pinned));
         }
@@ -472,7 +473,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         ManagedVolume grown;
         // the mount at the path is pinned before anything changes and read only through the pin
-        Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), volumePath);
+        Optional<PinnedMount> pinned = mounter.pin(volumePath);
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath());
              PinnedMount mount = pinned.orElse(null)) {
             boolean block = mount != null ? mount.isDeviceNode()
@@ -548,7 +549,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private Optional<PublishedDevice> publishedAt(Path target) {
         Optional<PinnedMount> pinned;
         try {
-            pinned = mounter.pin(paths.beneath(), target);
+            pinned = mounter.pin(target);
         } catch (DriverException.NotFound gone) {
             return Optional.empty();
         }

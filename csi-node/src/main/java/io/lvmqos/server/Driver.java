@@ -104,7 +104,7 @@ public final class Driver {
                         settings.wipeBytesPerSecond()), catalog, locks,
                 new DeviceMountPoints(mountTable), pods, guarantees);
         QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
-        Mounter mounter = Mounter.create(mountTable);
+        Mounter mounter = Mounter.create(mountTable, kubeletPaths);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits, podShares,
                 new VolumeStats(runner, conditions, new ThinPoolSpace(lvm)), locks);

@@ -93,7 +93,7 @@ public final class Mounter {
         Set<MountFlag> flags = options.flags();
         String data = options.dataString().orElse("");
         requireNewMount(flags);
-        mountOnto(target, onto -> libc.mount(device.path().toString(), onto, fsType, MountFlag.bits(flags),
+        mountOnto(target, false, onto -> libc.mount(device.path().toString(), onto, fsType, MountFlag.bits(flags),
                         data.isEmpty() ? null : data),
                 () -> "mounting " + fsType + " " + device.path() + " on " + target
                         + (data.isEmpty() ? "" : " with options " + data), pinned -> { });
@@ -112,7 +112,7 @@ public final class Mounter {
      */
     public void bindMount(HostPath source, Path target, boolean readOnly) {
         try (PathHandle from = PathHandle.open(libc, lastError, source.path(), "bind source")) {
-            mountOnto(target, onto -> libc.mount(from.procPath(), onto, null, MountFlag.BIND.bit(), null),
+            mountOnto(target, false, onto -> libc.mount(from.procPath(), onto, null, MountFlag.BIND.bit(), null),
                     () -> "bind-mounting " + source.path() + " on " + target,
                     pinned -> {
                         if (readOnly) {
@@ -125,10 +125,11 @@ public final class Mounter {
     /**
      * {@link #bindMount(HostPath, Path, boolean)} of a pinned mount (a staging mount): the bind
      * is made from the pinned descriptor, so it binds the filesystem that was checked, whatever the
-     * staging path's name leads to by then.
+     * staging path's name leads to by then. The target directory is made if it is missing (mode
+     * 0750, each missing level), on the same walk from the kubelet directory as the mount.
      */
     public void bindMount(PinnedMount source, Path target, boolean readOnly) {
-        mountOnto(target, onto -> libc.mount(source.fd().procPath(), onto, null, MountFlag.BIND.bit(), null),
+        mountOnto(target, true, onto -> libc.mount(source.fd().procPath(), onto, null, MountFlag.BIND.bit(), null),
                 () -> "bind-mounting " + source.entry().mountPoint() + " on " + target,
                 pinned -> {
                     if (readOnly) {
@@ -199,11 +200,12 @@ public final class Mounter {
      * changed under the call: the mount is undone through the same descriptor and the call fails
      * with FAILED_PRECONDITION, leaving nothing mounted wherever the directory went.
      */
-    private void mountOnto(Path target, MountCall mount, Supplier<String> what, AfterMount then) {
+    private void mountOnto(Path target, boolean create, MountCall mount, Supplier<String> what, AfterMount then) {
         requireCanonical(target, "mount target");
-        try (Beneath.Parent parent = under.parent(target);
-             Beneath.Fd pinned = under.open(parent, target).orElseThrow(() -> DriverException.notFound(
-                     "mount target " + target + " does not exist"))) {
+        try (Beneath.Parent parent = create ? under.createDirectoryIn(target) : under.parent(target);
+             Beneath.Fd pinned = create ? under.openDirectory(parent, target)
+                     : under.open(parent, target).orElseThrow(() -> DriverException.notFound(
+                             "mount target " + target + " does not exist"))) {
             long below = mountTable.idOf(pinned);
             call(mount.onto(pinned.procPath()), what);
             try {
@@ -363,6 +365,15 @@ public final class Mounter {
             }
         } catch (DriverException.NotFound noParent) {
             throw DriverException.notFound("volume path " + path + " does not exist");
+        }
+    }
+
+    /** {@link #pin}, with a path that does not exist taken as nothing mounted there. */
+    public Optional<PinnedMount> pinIfPresent(Path path) {
+        try {
+            return pin(path);
+        } catch (DriverException.NotFound gone) {
+            return Optional.empty();
         }
     }
 

@@ -149,7 +149,7 @@ public final class GroupSnapshots {
     private Optional<PinnedMount> pinStaging(List<MountEntry> mounts, DeviceNumber device) {
         for (MountEntry entry : mounts) {
             if (entry.device().equals(device) && paths.isStagingPath(entry.mountPoint())) {
-                Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), entry.mountPoint());
+                Optional<PinnedMount> pinned = mounter.pin(entry.mountPoint());
                 if (pinned.isPresent() && pinned.get().entry().device().equals(device)) {
                     return pinned;
                 }

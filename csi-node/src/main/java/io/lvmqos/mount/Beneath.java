@@ -2,6 +2,8 @@ package io.lvmqos.mount;
 
 import io.lvmqos.errors.DriverException;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.NoSuchFileException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -184,10 +186,82 @@ public final class Beneath {
         }
     }
 
+    /** The last name of a parent, opened O_PATH as a directory: FAILED_PRECONDITION for anything else, NOT_FOUND if gone. */
+    public Fd openDirectory(Parent parent, Path path) {
+        return openName(parent.dir(), parent.name(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, path, path);
+    }
+
     /** The directory at {@code path}, opened O_PATH; not a symlink, not anything else. */
     public Fd openDirectory(Path path) {
         try (Parent parent = parent(path)) {
             return openName(parent.dir(), parent.name(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, path, path);
+        }
+    }
+
+    /**
+     * The names in the directory at {@code path}, read through a descriptor of it reached one
+     * component at a time (the directory listed is the one walked to, whatever its name leads to
+     * by then); empty when it does not exist.
+     */
+    public List<String> list(Path path) {
+        Optional<Fd> dir = openDirectoryIfPresent(path);
+        if (dir.isEmpty()) {
+            return List.of();
+        }
+        try (Fd opened = dir.get()) {
+            return entries(opened, path);
+        }
+    }
+
+    /**
+     * The paths two levels below the directory at {@code path} ({@code path/a/b}): the directory
+     * walked to once, each child opened relative to its descriptor and listed through its own;
+     * children that are not directories are skipped, a symlink among them is refused. Empty when
+     * the directory does not exist.
+     */
+    public List<Path> listTwoLevels(Path path) {
+        Optional<Fd> opened = openDirectoryIfPresent(path);
+        if (opened.isEmpty()) {
+            return List.of();
+        }
+        try (Fd dir = opened.get()) {
+            List<Path> found = new ArrayList<>();
+            for (String child : entries(dir, path)) {
+                Path walked = path.resolve(child);
+                Fd sub;
+                try {
+                    sub = openName(dir, child, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, walked);
+                } catch (DriverException.NotFound | DriverException.FailedPrecondition goneOrNotADirectory) {
+                    continue;
+                }
+                try (sub) {
+                    entries(sub, walked).forEach(leaf -> found.add(walked.resolve(leaf)));
+                }
+            }
+            return found;
+        }
+    }
+
+    private Optional<Fd> openDirectoryIfPresent(Path path) {
+        try {
+            return Optional.of(openDirectory(path));
+        } catch (DriverException.NotFound missing) {
+            return Optional.empty();
+        }
+    }
+
+    /** The names in an opened directory, read through its magic link (the pinned directory, not a name). */
+    private static List<String> entries(Fd dir, Path path) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(Path.of(dir.procPath()))) {
+            List<String> names = new ArrayList<>();
+            for (Path entry : entries) {
+                names.add(entry.getFileName().toString());
+            }
+            return names;
+        } catch (NoSuchFileException removed) {
+            return List.of();
+        } catch (IOException e) {
+            throw DriverException.internal("cannot list " + path + ": " + e, e);
         }
     }
 
@@ -257,18 +331,56 @@ public final class Beneath {
             Path walked = root;
             for (String name : names) {
                 walked = walked.resolve(name);
-                if (libc.mkdirat(dir.number(), name, 0750) != 0) {
-                    int errno = lastError.getAsInt();
-                    if (errno != Errno.EEXIST.intValue()) {
-                        throw Mounter.failure("creating directory " + walked, errno);
-                    }
-                }
-                Fd next = openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, path);
+                Fd next = openOrCreate(dir, name, walked, path);
                 dir.close();
                 dir = next;
             }
         } finally {
             dir.close();
+        }
+    }
+
+    /**
+     * {@link #createDirectories} of {@code path}'s parent, then its last name made in it if
+     * missing, handing back the parent opened and that name: a mount onto the new directory needs
+     * no second walk from the root.
+     */
+    public Parent createDirectoryIn(Path path) {
+        List<String> names = names(path);
+        Fd dir = openRoot();
+        try {
+            Path walked = root;
+            for (String name : names.subList(0, names.size() - 1)) {
+                walked = walked.resolve(name);
+                Fd next = openOrCreate(dir, name, walked, path);
+                dir.close();
+                dir = next;
+            }
+            makeDirectory(dir, names.getLast(), path);
+            return new Parent(dir, names.getLast());
+        } catch (RuntimeException e) {
+            dir.close();
+            throw e;
+        }
+    }
+
+    /** The directory {@code name} in {@code dir}, made first (mode 0750) if it is missing. */
+    private Fd openOrCreate(Fd dir, String name, Path walked, Path whole) {
+        try {
+            return openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, whole);
+        } catch (DriverException.NotFound missing) {
+            makeDirectory(dir, name, walked);
+            return openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, whole);
+        }
+    }
+
+    /** mkdirat(2) relative to {@code dir}; one that exists already is fine (what it is, the open after says). */
+    private void makeDirectory(Fd dir, String name, Path walked) {
+        if (libc.mkdirat(dir.number(), name, 0750) != 0) {
+            int errno = lastError.getAsInt();
+            if (errno != Errno.EEXIST.intValue()) {
+                throw Mounter.failure("creating directory " + walked, errno);
+            }
         }
     }
 

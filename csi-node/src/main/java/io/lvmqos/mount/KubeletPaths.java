@@ -257,8 +257,38 @@ public final class KubeletPaths {
         return beneath.remove(check(requested));
     }
 
+    /**
+     * The publish targets kubelet's layout gives one pod, as they exist now: each
+     * {@code pods/<uid>/volumes/kubernetes.io~csi/<pv>/<leaf>} (one walk, then one listing per
+     * volume of the pod, through descriptors) and each {@code plugins/kubernetes.io/csi/volumeDevices/publish/<pv>/<uid>}
+     * (one listing, then one name looked up per raw block volume on the node). Whether something
+     * is mounted at one, and what, is for {@link Mounter#pin} to say.
+     */
+    public List<Path> podTargets(String podUid) {
+        if (podUid.indexOf('/') >= 0 || Beneath.components(Path.of(podUid)).size() != 1) {
+            throw DriverException.invalidArgument("pod UID " + Echo.of(podUid) + " is not one plain name");
+        }
+        Path volumes = realRoot.resolve("pods").resolve(podUid).resolve("volumes").resolve("kubernetes.io~csi");
+        List<Path> targets = new ArrayList<>(beneath.listTwoLevels(volumes));
+        Path publish = realRoot.resolve("plugins/kubernetes.io/csi/volumeDevices/publish");
+        for (String pv : beneath.list(publish)) {
+            Path target = publish.resolve(pv).resolve(podUid);
+            // by name only to skip the volumes of other pods: a target found is pinned through descriptors
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                targets.add(target);
+            }
+        }
+        return targets;
+    }
+
+    /** Whether {@code path} (checked, under the real kubelet directory) is a publish target of kubelet's layout. */
+    public boolean isTargetPath(Path path) {
+        return path.isAbsolute() && path.normalize().equals(path) && path.startsWith(realRoot)
+                && !path.equals(realRoot) && isTarget(realRoot.relativize(path));
+    }
+
     /** The kubelet directory as descriptors: for mounting and unmounting through them ({@link Mounter}). */
-    public Beneath beneath() {
+    Beneath beneath() {
         return beneath;
     }
 

@@ -11,7 +11,6 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import jnr.constants.platform.Errno;
 import jnr.constants.platform.OpenFlags;
 import org.slf4j.Logger;
@@ -21,18 +20,16 @@ import org.slf4j.LoggerFactory;
  * mount(2) and umount2(2) called directly, not through mount(8): publishing is the hot path and a
  * fork and exec costs more than the mount itself.
  *
- * <p>Symlinks: every target (and a bind's source) is opened with O_PATH|O_NOFOLLOW, the opened
- * file's real path read back from /proc/self/fd and compared with the path asked for, and the
- * mount made onto /proc/self/fd/N. A symlink anywhere in the path makes the real path differ and
- * the call fail, and swapping a component after the check cannot redirect the mount, because it
- * lands on the inode that was checked (the technique runc uses).
- *
- * <p>Paths under the kubelet directory go through the methods that take a {@link Beneath}: the
- * target is reached one component at a time from a descriptor of the kubelet directory, the mount
- * is made onto that descriptor and checked afterwards (a target moved meanwhile is unmounted again
- * and the call fails), and an unmount is given the pinned parent's descriptor and the last name,
- * then checked to have removed the mount that was meant. An O_PATH descriptor of the mount itself
- * would keep it busy, so the unmount goes through the parent's.
+ * <p>Every target is a path under the kubelet directory, given at construction as a
+ * {@link Beneath}: the target is reached one component at a time from a descriptor of the kubelet
+ * directory, the mount is made onto that descriptor and checked afterwards (a target moved
+ * meanwhile is unmounted again and the call fails), and an unmount is given the pinned parent's
+ * descriptor and the last name, then checked to have removed the mount that was meant. An O_PATH
+ * descriptor of the mount itself would keep it busy, so the unmount goes through the parent's.
+ * Sources outside it (a device node) are {@link HostPath}s: a bind's source is opened with
+ * O_PATH|O_NOFOLLOW, its real path read back from /proc/self/fd and compared with the path asked
+ * for, and the bind made from /proc/self/fd/N, so a symlink anywhere on it fails the call and a
+ * component swapped after the check cannot redirect it (the technique runc uses).
  *
  * <p>Never MNT_DETACH or MNT_FORCE: a lazy unmount of a busy volume would report success while a
  * process still writes to it, and the LV underneath could then be deleted.
@@ -46,7 +43,6 @@ public final class Mounter {
     private static final int O_CLOEXEC = 02000000;
     private static final int S_IFMT = 0170000;
     private static final int S_IFLNK = 0120000;
-    private static final Pattern FS_TYPE = Pattern.compile("[a-z0-9][a-z0-9._-]{0,31}");
     /** Per-mount flags a bind-remount must repeat, or the kernel clears them. */
     private static final Set<MountFlag> PER_MOUNT =
             EnumSet.of(MountFlag.NOSUID, MountFlag.NODEV, MountFlag.NOEXEC, MountFlag.NOATIME,
@@ -56,102 +52,24 @@ public final class Mounter {
     private final IntSupplier lastError;
     private final MountTable mountTable;
     private final ProcessScanner holders;
-    private final int openFlags;
+    private final Beneath under;
 
-    Mounter(LibC libc, IntSupplier lastError, MountTable mountTable, ProcessScanner holders) {
+    Mounter(LibC libc, IntSupplier lastError, MountTable mountTable, ProcessScanner holders, Beneath under) {
         this.libc = libc;
         this.lastError = lastError;
         this.mountTable = mountTable;
         this.holders = holders;
-        this.openFlags = O_PATH | O_CLOEXEC | OpenFlags.O_NOFOLLOW.intValue();
+        this.under = under;
     }
 
-    /** Binds libc; fails at start-up rather than on the first publish. */
-    public static Mounter create(MountTable mountTable) {
-        return new Mounter(NativeLibC.libc(), NativeLibC.lastError(), mountTable, new ProcessScanner(Path.of("/proc")));
-    }
-
-    /** Mounts a filesystem on a block device, e.g. a freshly formatted LV on its staging path. */
-    public void mount(Path device, Path target, FsType type, MountOptions options) {
-        mount(device, target, type.kernelName(), options.flags(), options.dataString().orElse(""));
-    }
-
-    /**
-     * mount(2) of {@code source} on {@code target}. {@code data} is the filesystem's option
-     * string, empty for none. The target must exist and contain no symlink.
-     */
-    public void mount(Path source, Path target, String fsType, Set<MountFlag> flags, String data) {
-        requireCanonical(target, "mount target");
-        if (!FS_TYPE.matcher(fsType).matches()) {
-            throw DriverException.invalidArgument("filesystem type '" + fsType + "' is not a valid name");
-        }
-        if (flags.contains(MountFlag.BIND) || flags.contains(MountFlag.REMOUNT) || flags.contains(MountFlag.MOVE)) {
-            throw DriverException.invalidArgument("mount() makes new mounts only; use bindMount for " + flags);
-        }
-        try (PathHandle handle = open(target, "mount target")) {
-            call(libc.mount(source.toString(), handle.procPath(), fsType, MountFlag.bits(flags),
-                            data.isEmpty() ? null : data),
-                    () -> "mounting " + fsType + " " + source + " on " + target
-                            + (data.isEmpty() ? "" : " with options " + data));
-        }
-        log.debug("mounted {} {} on {} flags {} data '{}'", fsType, source, target, flags, data);
-    }
-
-    /**
-     * Binds {@code source} (not its submounts) onto {@code target}. Both must be real paths with no
-     * symlink anywhere: for a raw block volume pass the device's real path (LVM's /dev/VG/LV is a
-     * symlink to /dev/dm-N; use {@code toRealPath()} on it first). A read-only bind takes two
-     * calls, because MS_RDONLY is ignored on the first: bind, then remount the new mount read-only
-     * (repeating its nosuid/nodev/noexec/atime flags, which a bind-remount would otherwise clear).
-     * If the remount fails, or does not leave the mount read-only, the bind is undone, so the
-     * caller never gets a writable mount it asked to be read-only.
-     */
-    public void bindMount(Path source, Path target, boolean readOnly) {
-        requireCanonical(source, "bind source");
-        requireCanonical(target, "bind target");
-        try (PathHandle from = open(source, "bind source"); PathHandle to = open(target, "bind target")) {
-            call(libc.mount(from.procPath(), to.procPath(), null, MountFlag.BIND.bit(), null),
-                    () -> "bind-mounting " + source + " on " + target);
-        }
-        if (!readOnly) {
-            return;
-        }
-        try {
-            EnumSet<MountFlag> flags = readOnlyRemountFlags(target);
-            // Reopened after the bind so that the descriptor is the new mount's root, not the
-            // directory it covers.
-            try (PathHandle mounted = open(target, "bind target")) {
-                call(libc.mount(null, mounted.procPath(), null, MountFlag.bits(flags), null),
-                        () -> "remounting the bind mount on " + target + " read-only");
-            }
-            if (!mountTable.at(target).map(MountEntry::readOnly).orElse(false)) {
-                throw DriverException.internal("the bind mount on " + target
-                        + " is still writable after a read-only remount");
-            }
-        } catch (RuntimeException e) {
-            undo(target, e);
-            throw e;
-        }
-    }
-
-    /**
-     * Removes the mount on top of {@code target} (one mount; the caller loops if it stacks them).
-     * Not being a mount point and not existing are outcomes, not errors, so that unpublish and
-     * unstage stay idempotent.
-     *
-     * @throws DriverException.FailedPrecondition when the mount is busy, naming what holds it
-     */
-    public UnmountOutcome unmount(Path target) {
-        requireCanonical(target, "unmount target");
-        if (libc.umount2(target.toString(), UMOUNT_NOFOLLOW) == 0) {
-            log.debug("unmounted {}", target);
-            return UnmountOutcome.UNMOUNTED;
-        }
-        return unmountFailed(target, lastError.getAsInt());
+    /** Binds libc; fails at start-up rather than on the first publish. Mounts only under {@code paths}' directory. */
+    public static Mounter create(MountTable mountTable, KubeletPaths paths) {
+        return new Mounter(NativeLibC.libc(), NativeLibC.lastError(), mountTable, new ProcessScanner(Path.of("/proc")),
+                paths.beneath());
     }
 
     /** What a failed umount2 of {@code target} means: not mounted, not there, or an error naming its cause. */
-    private UnmountOutcome unmountFailed(Path target, int errno) {
+    static UnmountOutcome unmountFailed(Path target, int errno, MountTable mountTable, ProcessScanner holders) {
         if (errno == Errno.EINVAL.intValue()) {
             return UnmountOutcome.NOT_A_MOUNT_POINT;
         }
@@ -160,63 +78,68 @@ public final class Mounter {
         }
         if (errno == Errno.EBUSY.intValue()) {
             throw DriverException.failedPrecondition("cannot unmount " + target + ": it is busy; "
-                    + describeHolders(target));
+                    + describeHolders(target, mountTable, holders));
         }
         throw failure("unmounting " + target, errno);
     }
 
     /**
-     * {@link #mount(Path, Path, FsType, MountOptions)} onto a path under {@code under}'s directory,
-     * reached one component at a time and checked again after the mount (see {@link #mountOnto}).
+     * Mounts a filesystem on a block device (a freshly formatted LV on its staging path) onto a
+     * path under the kubelet directory, reached one component at a time and checked again after
+     * the mount (see {@link #mountOnto}).
      */
-    public void mount(Path device, Beneath under, Path target, FsType type, MountOptions options) {
+    public void mount(HostPath device, Path target, FsType type, MountOptions options) {
         String fsType = type.kernelName();
         Set<MountFlag> flags = options.flags();
         String data = options.dataString().orElse("");
-        if (flags.contains(MountFlag.BIND) || flags.contains(MountFlag.REMOUNT) || flags.contains(MountFlag.MOVE)) {
-            throw DriverException.invalidArgument("mount() makes new mounts only; use bindMount for " + flags);
-        }
-        mountOnto(under, target, onto -> libc.mount(device.toString(), onto, fsType, MountFlag.bits(flags),
+        requireNewMount(flags);
+        mountOnto(target, false, onto -> libc.mount(device.path().toString(), onto, fsType, MountFlag.bits(flags),
                         data.isEmpty() ? null : data),
-                () -> "mounting " + fsType + " " + device + " on " + target
+                () -> "mounting " + fsType + " " + device.path() + " on " + target
                         + (data.isEmpty() ? "" : " with options " + data), pinned -> { });
-        log.debug("mounted {} {} on {} flags {} data '{}'", fsType, device, target, flags, data);
+        log.debug("mounted {} {} on {} flags {} data '{}'", fsType, device.path(), target, flags, data);
     }
 
     /**
-     * {@link #bindMount(Path, Path, boolean)} onto a path under {@code under}'s directory, reached
-     * one component at a time and checked again after the mount (see {@link #mountOnto}).
+     * Binds {@code source} (not its submounts) onto a path under the kubelet directory, reached
+     * one component at a time and checked again after the mount (see {@link #mountOnto}). For a
+     * raw block volume the source is the device's real path (LVM's /dev/VG/LV is a symlink to
+     * /dev/dm-N, and no symlink is followed). A read-only bind takes two calls, because MS_RDONLY
+     * is ignored on the first: bind, then remount the new mount read-only (repeating its
+     * nosuid/nodev/noexec/atime flags, which a bind-remount would otherwise clear). If the remount
+     * fails, or does not leave the mount read-only, the bind is undone, so the caller never gets a
+     * writable mount it asked to be read-only.
      */
-    public void bindMount(Path source, Beneath under, Path target, boolean readOnly) {
-        requireCanonical(source, "bind source");
-        try (PathHandle from = open(source, "bind source")) {
-            mountOnto(under, target, onto -> libc.mount(from.procPath(), onto, null, MountFlag.BIND.bit(), null),
-                    () -> "bind-mounting " + source + " on " + target,
+    public void bindMount(HostPath source, Path target, boolean readOnly) {
+        try (PathHandle from = PathHandle.open(libc, lastError, source.path(), "bind source")) {
+            mountOnto(target, false, onto -> libc.mount(from.procPath(), onto, null, MountFlag.BIND.bit(), null),
+                    () -> "bind-mounting " + source.path() + " on " + target,
                     pinned -> {
                         if (readOnly) {
-                            remountReadOnly(under, target);
+                            remountReadOnly(target);
                         }
                     });
         }
     }
 
     /**
-     * {@link #bindMount(Path, Beneath, Path, boolean)} of a pinned mount (a staging mount): the bind
+     * {@link #bindMount(HostPath, Path, boolean)} of a pinned mount (a staging mount): the bind
      * is made from the pinned descriptor, so it binds the filesystem that was checked, whatever the
-     * staging path's name leads to by then.
+     * staging path's name leads to by then. The target directory is made if it is missing (mode
+     * 0750, each missing level), on the same walk from the kubelet directory as the mount.
      */
-    public void bindMount(PinnedMount source, Beneath under, Path target, boolean readOnly) {
-        mountOnto(under, target, onto -> libc.mount(source.fd().procPath(), onto, null, MountFlag.BIND.bit(), null),
+    public void bindMount(PinnedMount source, Path target, boolean readOnly) {
+        mountOnto(target, true, onto -> libc.mount(source.fd().procPath(), onto, null, MountFlag.BIND.bit(), null),
                 () -> "bind-mounting " + source.entry().mountPoint() + " on " + target,
                 pinned -> {
                     if (readOnly) {
-                        remountReadOnly(under, target);
+                        remountReadOnly(target);
                     }
                 });
     }
 
-    private void remountReadOnly(Beneath under, Path target) {
-        EnumSet<MountFlag> flags = readOnlyRemountFlags(target);
+    private void remountReadOnly(Path target) {
+        EnumSet<MountFlag> flags = readOnlyRemountFlags(mountTable, target);
         // opened after the bind, so that the descriptor is the new mount's root
         try (Beneath.Parent parent = under.parent(target);
              Beneath.Fd mounted = under.open(parent, target).orElseThrow(() -> changed("mounted on", target,
@@ -224,6 +147,18 @@ public final class Mounter {
             call(libc.mount(null, mounted.procPath(), null, MountFlag.bits(flags), null),
                     () -> "remounting the bind mount on " + target + " read-only");
         }
+        requireReadOnly(mountTable, target);
+    }
+
+    /** The guard of every mount(2) that is to make a new mount: binds, remounts and moves have their own calls. */
+    static void requireNewMount(Set<MountFlag> flags) {
+        if (flags.contains(MountFlag.BIND) || flags.contains(MountFlag.REMOUNT) || flags.contains(MountFlag.MOVE)) {
+            throw DriverException.invalidArgument("mount() makes new mounts only; use bindMount for " + flags);
+        }
+    }
+
+    /** The check after a read-only remount: the caller undoes the bind when it throws. */
+    static void requireReadOnly(MountTable mountTable, Path target) {
         if (!mountTable.at(target).map(MountEntry::readOnly).orElse(false)) {
             throw DriverException.internal("the bind mount on " + target + " is still writable after a read-only"
                     + " remount");
@@ -234,7 +169,7 @@ public final class Mounter {
      * The flags of a read-only remount of the bind mount on {@code target}: a remount replaces the
      * per-mount flags, so those the bind took over from its source (nosuid, nodev, ...) are kept.
      */
-    private EnumSet<MountFlag> readOnlyRemountFlags(Path target) {
+    static EnumSet<MountFlag> readOnlyRemountFlags(MountTable mountTable, Path target) {
         MountEntry bound = mountTable.at(target).orElseThrow(() -> DriverException.internal(
                 "the bind mount on " + target + " is not in the mount table right after mount(2) succeeded"));
         EnumSet<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
@@ -265,15 +200,16 @@ public final class Mounter {
      * changed under the call: the mount is undone through the same descriptor and the call fails
      * with FAILED_PRECONDITION, leaving nothing mounted wherever the directory went.
      */
-    private void mountOnto(Beneath under, Path target, MountCall mount, Supplier<String> what, AfterMount then) {
+    private void mountOnto(Path target, boolean create, MountCall mount, Supplier<String> what, AfterMount then) {
         requireCanonical(target, "mount target");
-        try (Beneath.Parent parent = under.parent(target);
-             Beneath.Fd pinned = under.open(parent, target).orElseThrow(() -> DriverException.notFound(
-                     "mount target " + target + " does not exist"))) {
+        try (Beneath.Parent parent = create ? under.createDirectoryIn(target) : under.parent(target);
+             Beneath.Fd pinned = create ? under.openDirectory(parent, target)
+                     : under.open(parent, target).orElseThrow(() -> DriverException.notFound(
+                             "mount target " + target + " does not exist"))) {
             long below = mountTable.idOf(pinned);
             call(mount.onto(pinned.procPath()), what);
             try {
-                requireMountedAt(under, target, pinned, below);
+                requireMountedAt(target, pinned, below);
                 then.run(pinned);
             } catch (RuntimeException e) {
                 undoOnto(pinned, target, e);
@@ -282,7 +218,7 @@ public final class Mounter {
         }
     }
 
-    private void requireMountedAt(Beneath under, Path target, Beneath.Fd pinned, long below) {
+    private void requireMountedAt(Path target, Beneath.Fd pinned, long below) {
         Optional<Path> now = pinned.currentPath();
         if (now.isEmpty() || !now.get().equals(target)) {
             throw changed("mounted on", target, now);
@@ -325,22 +261,26 @@ public final class Mounter {
     }
 
     /**
-     * {@link #unmount(Path)} of a path under {@code under}'s directory, through descriptors: the
-     * target's parent is reached one component at a time and pinned, the mount on the target's
+     * Removes the mount on top of a path under the kubelet directory (one mount; the caller loops
+     * if it stacks them), through descriptors: the target's parent is reached one component at a time and pinned, the mount on the target's
      * name is identified by its mount id, and umount2 is given /proc/self/fd/P/name (the parent's
      * descriptor and the last name, UMOUNT_NOFOLLOW), so that no swapped component can redirect it
-     * outside. Afterwards the mount meant must be gone from the mount table.
+     * outside. Afterwards the mount meant must be gone from the mount table. Not being a mount
+     * point and not existing are outcomes, not errors, so that unpublish and unstage stay
+     * idempotent.
+     *
+     * @throws DriverException.FailedPrecondition when the mount is busy, naming what holds it
      */
-    public UnmountOutcome unmount(Beneath under, Path target) {
-        return unmount(under, target, OptionalLong.empty());
+    public UnmountOutcome unmount(Path target) {
+        return unmount(target, OptionalLong.empty());
     }
 
     /**
-     * {@link #unmount(Beneath, Path)} of the mount that an earlier {@link #pin} found there: if
+     * {@link #unmount(Path)} of the mount that an earlier {@link #pin} found there: if
      * the path now leads to another mount, nothing is unmounted and the call fails, so that what
      * was read from the pinned mount (its device, whose limits are lifted next) is what went.
      */
-    public UnmountOutcome unmount(Beneath under, Path target, OptionalLong expectedMount) {
+    public UnmountOutcome unmount(Path target, OptionalLong expectedMount) {
         requireCanonical(target, "unmount target");
         Beneath.Parent parent;
         try {
@@ -380,7 +320,7 @@ public final class Mounter {
                             + " unmounted (its last name no longer leads to mount " + meant + "); nothing was"
                             + " unmounted; retry once the path is a plain directory again");
                 }
-                return unmountFailed(target, errno);
+                return unmountFailed(target, errno, mountTable, holders);
             }
             Optional<MountEntry> left = mountTable.located(meant).map(StatMount.Found::entry);
             if (left.isPresent()) {
@@ -394,13 +334,13 @@ public final class Mounter {
     }
 
     /**
-     * The mount on top of {@code path} (under {@code under}'s directory), pinned by a descriptor
+     * The mount on top of {@code path} (under the kubelet directory), pinned by a descriptor
      * reached one component at a time, with its mount table line found by the descriptor's mount
      * id. Empty when the path is not a mount point; NOT_FOUND when it does not exist;
      * FAILED_PRECONDITION when the mount found is no longer at {@code path} (a directory on the
      * path was swapped or renamed meanwhile).
      */
-    public Optional<PinnedMount> pin(Beneath under, Path path) {
+    public Optional<PinnedMount> pin(Path path) {
         requireCanonical(path, "volume path");
         try (Beneath.Parent parent = under.parent(path)) {
             Beneath.Fd top = under.open(parent, path).orElseThrow(() -> DriverException.notFound(
@@ -428,7 +368,16 @@ public final class Mounter {
         }
     }
 
-    private String describeHolders(Path target) {
+    /** {@link #pin}, with a path that does not exist taken as nothing mounted there. */
+    public Optional<PinnedMount> pinIfPresent(Path path) {
+        try {
+            return pin(path);
+        } catch (DriverException.NotFound gone) {
+            return Optional.empty();
+        }
+    }
+
+    private static String describeHolders(Path target, MountTable mountTable, ProcessScanner holders) {
         StringBuilder why = new StringBuilder();
         var below = mountTable.mountsBelow(target);
         if (!below.isEmpty()) {
@@ -453,48 +402,6 @@ public final class Mounter {
             }
         }
         return why.toString();
-    }
-
-    private void undo(Path target, RuntimeException cause) {
-        if (libc.umount2(target.toString(), UMOUNT_NOFOLLOW) != 0) {
-            int errno = lastError.getAsInt();
-            cause.addSuppressed(failure("undoing the bind mount on " + target + " after the read-only remount failed",
-                    errno));
-            log.error("a bind mount on {} that should have been read-only could not be undone: {}", target,
-                    describe(errno));
-        }
-    }
-
-    private PathHandle open(Path path, String role) {
-        int fd = libc.open(path.toString(), openFlags);
-        if (fd < 0) {
-            int errno = lastError.getAsInt();
-            if (errno == Errno.ENOENT.intValue()) {
-                throw DriverException.notFound(role + " " + path + " does not exist");
-            }
-            throw failure("opening " + role + " " + path, errno);
-        }
-        PathHandle handle = new PathHandle(fd);
-        try {
-            Path proc = Path.of(handle.procPath());
-            Path real = Files.readSymbolicLink(proc);
-            // With O_NOFOLLOW a final symlink is opened as itself, so its path reads back unchanged.
-            if (((Integer) Files.getAttribute(proc, "unix:mode") & S_IFMT) == S_IFLNK) {
-                throw DriverException.failedPrecondition(role + " " + path
-                        + " is a symlink, and the driver never mounts through one");
-            }
-            if (!real.equals(path)) {
-                throw DriverException.failedPrecondition(role + " " + path + " resolves to " + real
-                        + ": a symlink is on the path, and the driver never mounts through one");
-            }
-            return handle;
-        } catch (IOException e) {
-            handle.close();
-            throw DriverException.internal("cannot read back where " + path + " was opened: " + e, e);
-        } catch (RuntimeException e) {
-            handle.close();
-            throw e;
-        }
     }
 
     /**
@@ -545,18 +452,60 @@ public final class Mounter {
         };
     }
 
-    private static void requireCanonical(Path path, String role) {
+    static void requireCanonical(Path path, String role) {
         if (!path.isAbsolute() || !path.normalize().equals(path)) {
             throw DriverException.invalidArgument(role + " " + path + " must be an absolute path without . or ..");
         }
     }
 
-    /** An O_PATH descriptor, which pins the inode it was opened on but grants no access to it. */
-    private final class PathHandle implements AutoCloseable {
+    /**
+     * An O_PATH descriptor of a path outside the kubelet directory, opened by name: it pins the
+     * inode it was opened on but grants no access to it. The opened file's real path is read back
+     * from /proc/self/fd and compared with the path asked for, so a symlink anywhere on the path
+     * fails the open (the technique runc uses).
+     */
+    static final class PathHandle implements AutoCloseable {
+        private static final int OPEN_FLAGS = O_PATH | O_CLOEXEC | OpenFlags.O_NOFOLLOW.intValue();
+
+        private final LibC libc;
         private final int fd;
 
-        PathHandle(int fd) {
+        private PathHandle(LibC libc, int fd) {
+            this.libc = libc;
             this.fd = fd;
+        }
+
+        static PathHandle open(LibC libc, IntSupplier lastError, Path path, String role) {
+            requireCanonical(path, role);
+            int fd = libc.open(path.toString(), OPEN_FLAGS);
+            if (fd < 0) {
+                int errno = lastError.getAsInt();
+                if (errno == Errno.ENOENT.intValue()) {
+                    throw DriverException.notFound(role + " " + path + " does not exist");
+                }
+                throw failure("opening " + role + " " + path, errno);
+            }
+            PathHandle handle = new PathHandle(libc, fd);
+            try {
+                Path proc = Path.of(handle.procPath());
+                Path real = Files.readSymbolicLink(proc);
+                // With O_NOFOLLOW a final symlink is opened as itself, so its path reads back unchanged.
+                if (((Integer) Files.getAttribute(proc, "unix:mode") & S_IFMT) == S_IFLNK) {
+                    throw DriverException.failedPrecondition(role + " " + path
+                            + " is a symlink, and the driver never mounts through one");
+                }
+                if (!real.equals(path)) {
+                    throw DriverException.failedPrecondition(role + " " + path + " resolves to " + real
+                            + ": a symlink is on the path, and the driver never mounts through one");
+                }
+                return handle;
+            } catch (IOException e) {
+                handle.close();
+                throw DriverException.internal("cannot read back where " + path + " was opened: " + e, e);
+            } catch (RuntimeException e) {
+                handle.close();
+                throw e;
+            }
         }
 
         String procPath() {

@@ -17,7 +17,7 @@ import java.nio.file.Path;
  * @param fd the descriptor of the mount's root (or of the bind-mounted device node)
  * @param entry the mount table line of that mount
  * @param id the mount's id in the numbering of {@link MountTable} (unique where statmount is used),
- *     for {@link Mounter#unmount(Beneath, java.nio.file.Path, java.util.OptionalLong)}
+ *     for {@link Mounter#unmount(java.nio.file.Path, java.util.OptionalLong)}
  */
 public record PinnedMount(Beneath.Fd fd, MountEntry entry, long id) implements AutoCloseable {
 

@@ -14,6 +14,7 @@ import io.lvmqos.device.FsType;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import io.lvmqos.lvm.Lvm;
+import io.lvmqos.mount.HostPath;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountOptions;
@@ -34,14 +35,15 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * CSI Node: stage (format if blank, mount), publish (bind mount into the pod's volume directory
  * and, before returning, limit the pod's I/O on the device in its cgroup), and the reverse.
- * Mounts and limits are re-derived from the mount table and the cgroup tree, never remembered.
+ * Mounts and limits are re-derived from the mount table and the cgroup tree, never remembered
+ * (the targets a volume was bound to are kept only as places to look, each checked before it
+ * counts: {@link Publishes}).
  */
 public final class NodeService extends NodeGrpc.NodeImplBase {
 
@@ -64,13 +66,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private final Filesystems filesystems;
 
     private final PodLimits podLimits;
+    private final Publishes publishes;
     private final PodShares podShares;
     private final VolumeStats stats;
     private final KeyedLocks locks;
 
     public NodeService(VolumeCatalog catalog, Lvm lvm, KubeletPaths paths, Mounter mounter, MountTable mountTable,
-                       BlockDeviceProbe probe, Filesystems filesystems, PodLimits podLimits, PodShares podShares,
-                       VolumeStats stats, KeyedLocks locks) {
+                       BlockDeviceProbe probe, Filesystems filesystems, PodLimits podLimits, Publishes publishes,
+                       PodShares podShares, VolumeStats stats, KeyedLocks locks) {
+        this.publishes = publishes;
         this.podShares = podShares;
         this.catalog = catalog;
         this.lvm = lvm;
@@ -138,10 +142,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             options = options.withData("nouuid");
         }
         paths.createDirectory(staging);
-        mounter.mount(device, paths.beneath(), staging, type, options);
+        mounter.mount(new HostPath(device), staging, type, options);
         if (volume.hasSource()) {
             // restored or cloned larger than its source: the filesystem still has the source's size
-            try (PinnedMount mount = mounter.pin(paths.beneath(), staging).orElseThrow(() -> DriverException
+            try (PinnedMount mount = mounter.pin(staging).orElseThrow(() -> DriverException
                     .failedPrecondition("the volume " + volume.id() + " mounted at " + staging
                             + " a moment ago is no longer mounted there"))) {
                 filesystems.grow(device, mount.mounted(), type);
@@ -189,7 +193,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getStagingTargetPath().isEmpty(), "staging_target_path must not be empty");
         Path staging = paths.checkStaging(Path.of(request.getStagingTargetPath()));
         try (KeyedLocks.Held held = locks.lock(lockKey(request.getVolumeId()))) {
-            mounter.unmount(paths.beneath(), staging);
+            mounter.unmount(staging);
         }
         reply.onNext(Csi.NodeUnstageVolumeResponse.getDefaultInstance());
         reply.onCompleted();
@@ -228,18 +232,18 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             DeviceNumber number = DeviceNumber.of(device);
             Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();
             times.step("device");
-            // one read of the mount table answers the questions before the mount: what is at the
-            // target and where else the volume is published; only those lines are parsed, so the
-            // cost does not grow with the other volumes on the node
-            List<MountEntry> mounts = mountTable.selected(List.of(target, staging), Optional.of(number), block);
-            boolean alreadyPublished = publishedAt(mounts, target, volume, number, nodeRoot, readOnly);
+            // what is at the target, and where else the volume is published, each from the few
+            // paths that matter, pinned: no read of the whole mount table
+            boolean alreadyPublished = publishedAt(target, volume, number, nodeRoot, readOnly);
+            times.step("target");
             if (!alreadyPublished) {
-                refuseSecondWriter(mounts, volume, capability, number, nodeRoot, target, staging);
+                refuseSecondWriter(volume, capability, number, target);
             }
-            times.step("mount table");
+            times.step("elsewhere");
             if (!alreadyPublished) {
                 bindAtTarget(volume, device, number, staging, target, block, readOnly);
             }
+            publishes.published(number, target);
             times.step("bind (" + mountTable.lookup() + ")");
             try {
                 limitPod(volume, request, target, number, times);
@@ -259,15 +263,19 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     /**
      * Whether this volume is published at the target already, as asked; ALREADY_EXISTS when
-     * something else is mounted there, or this volume with the other read-only setting.
+     * something else is mounted there, or this volume with the other read-only setting. The mount
+     * on the target is pinned and looked up by id.
      */
-    private static boolean publishedAt(List<MountEntry> mounts, Path target, ManagedVolume volume, DeviceNumber number,
-                                       Optional<String> nodeRoot, boolean readOnly) {
-        Optional<MountEntry> existing = MountTable.topAt(mounts, target);
-        if (existing.isEmpty()) {
+    private boolean publishedAt(Path target, ManagedVolume volume, DeviceNumber number, Optional<String> nodeRoot,
+                                boolean readOnly) {
+        Optional<PinnedMount> pinned = mounter.pinIfPresent(target);
+        if (pinned.isEmpty()) {
             return false;
         }
-        MountEntry mount = existing.get();
+        MountEntry mount;
+        try (PinnedMount held = pinned.get()) {
+            mount = held.entry();
+        }
         boolean ours = nodeRoot.map(root -> root.equals(mount.root())).orElse(mount.device().equals(number));
         if (!ours) {
             throw DriverException.alreadyExists("target path " + target + " is already mounted from "
@@ -287,7 +295,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         if (block) {
             paths.createDirectory(target.getParent());
             paths.createFile(target);
-            mounter.bindMount(device.toRealPath(), paths.beneath(), target, readOnly);
+            mounter.bindMount(new HostPath(device.toRealPath()), target, readOnly);
             return;
         }
         Optional<PinnedMount> staged = pinStaging(staging);
@@ -296,15 +304,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 throw DriverException.failedPrecondition("volume " + volume.id() + " is not staged at "
                         + staging + ": call NodeStageVolume first");
             }
-            paths.createDirectory(target);
-            mounter.bindMount(mount, paths.beneath(), target, readOnly);
+            mounter.bindMount(mount, target, readOnly); // makes the target directory on its walk
         }
     }
 
     /** The staging mount, pinned; empty when nothing (or no staging directory) is there. */
     private Optional<PinnedMount> pinStaging(Path staging) {
         try {
-            return mounter.pin(paths.beneath(), staging);
+            return mounter.pin(staging);
         } catch (DriverException.NotFound noDirectory) {
             return Optional.empty();
         }
@@ -331,7 +338,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         if (!limits.isUnlimited()) {
             podLimits.apply(pod.get(), number, limits);
             times.step("limits");
-            pruneStale(pod.get(), mountTable::snapshot, Optional.of(number));
+            pruneStale(pod.get(), Optional.of(number));
             times.step("stale lines");
         }
         if (guaranteed) {
@@ -342,12 +349,11 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     /**
      * A stale line is a risk for later, not for this call: its removal failing is logged, not answered.
      *
-     * @param table a read of the mount table made after the last change to the pod's mounts
      * @param publishedNow the device a publish has just limited in the pod, whose line is not stale
      */
-    private void pruneStale(String podUid, Supplier<MountTable.Snapshot> table, Optional<DeviceNumber> publishedNow) {
+    private void pruneStale(String podUid, Optional<DeviceNumber> publishedNow) {
         try {
-            podLimits.pruneStale(podUid, table, publishedNow);
+            podLimits.pruneStale(podUid, () -> publishes.inPod(podUid), publishedNow);
         } catch (DriverException.Unavailable noCgroups) {
             log.debug("no stale limit lines to look for in pod {}: {}", podUid, noCgroups.getMessage());
         } catch (RuntimeException e) {
@@ -369,26 +375,25 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
     }
 
-    private void refuseSecondWriter(List<MountEntry> mounts, ManagedVolume volume, Csi.VolumeCapability capability,
-                                    DeviceNumber number, Optional<String> nodeRoot, Path target, Path staging) {
+    private void refuseSecondWriter(ManagedVolume volume, Csi.VolumeCapability capability, DeviceNumber number,
+                                    Path target) {
         Csi.VolumeCapability.AccessMode.Mode mode = capability.getAccessMode().getMode();
         if (mode != Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER
                 && mode != Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_SINGLE_WRITER) {
             return;
         }
-        List<MountEntry> elsewhere = podLimits.publishMounts(mounts, number, nodeRoot).stream()
-                .filter(m -> !m.mountPoint().equals(target) && !m.mountPoint().equals(staging))
-                .toList();
-        if (!elsewhere.isEmpty()) {
+        Optional<Path> elsewhere = publishes.elsewhere(number, target);
+        if (elsewhere.isPresent()) {
             throw DriverException.failedPrecondition("volume " + volume.id() + " is already published at "
-                    + elsewhere.getFirst().mountPoint() + " and its access mode " + mode
+                    + elsewhere.get() + " and its access mode " + mode
                     + " allows one target only (SINGLE_NODE_MULTI_WRITER allows several)");
         }
     }
 
     private void undoPublish(Path target) {
         try {
-            mounter.unmount(paths.beneath(), target);
+            mounter.unmount(target);
+            publishes.unpublished(target);
             paths.remove(target);
         } catch (RuntimeException cleanupFailure) {
             log.warn("could not undo the publish at {}: {}", target, cleanupFailure.getMessage());
@@ -408,23 +413,21 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             // look-up in /dev, so that a pod can be torn down while LVM hangs or the LV's device is gone.
             Optional<PublishedDevice> published = publishedAt(target);
             times.step("pin (" + mountTable.lookup() + ")");
-            mounter.unmount(paths.beneath(), target,
+            mounter.unmount(target,
                     published.map(p -> OptionalLong.of(p.mountId())).orElse(OptionalLong.empty()));
+            publishes.unpublished(target);
             times.step("unmount");
             paths.remove(target);
             times.step("remove");
             Optional<String> pod = PodUid.fromTargetPath(target, paths.root());
             if (pod.isPresent()) {
-                // one read of the table after the unmount answers both: whether the pod still uses
-                // the device elsewhere, and which of its limit lines no publish accounts for
-                MountTable.Snapshot after = mountTable.snapshot();
-                times.step("mount table");
-                if (published.isPresent() && !podLimits.podsUsing(after, published.get().device(),
-                        published.get().nodeRoot()).contains(pod.get())) {
+                boolean stillUsed = published.isEmpty() || stillUses(pod.get(), published.get().device());
+                times.step("pod's publishes");
+                if (!stillUsed) {
                     podLimits.lift(pod.get(), published.get().device());
                 }
                 times.step("lift");
-                pruneStale(pod.get(), () -> after, Optional.empty());
+                pruneStale(pod.get(), Optional.empty());
                 times.step("stale lines");
                 if (published.isPresent()) {
                     releaseShares(published.get().device(), pod.get());
@@ -435,6 +438,21 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         times.log(log, "unpublish " + target);
         reply.onNext(Csi.NodeUnpublishVolumeResponse.getDefaultInstance());
         reply.onCompleted();
+    }
+
+    /**
+     * Whether the pod still has the device published at another target, read after the unmount
+     * from the pod's own publish targets. When that cannot be told (a path on the way was swapped
+     * meanwhile), the limit stays: a line too many is pruned later, a lift too early frees the pod.
+     */
+    private boolean stillUses(String podUid, DeviceNumber device) {
+        try {
+            return publishes.inPod(podUid).contains(device);
+        } catch (RuntimeException e) {
+            log.warn("could not tell whether pod {} still uses {} after an unpublish; its limit stays: {}", podUid,
+                    device, e.getMessage());
+            return true;
+        }
     }
 
     /** A volume path of stats or expand: where kubelet stages or publishes, or NOT_FOUND. */
@@ -450,7 +468,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireArgument(!request.getVolumePath().isEmpty(), "volume_path must not be empty");
         ManagedVolume volume = volume(request.getVolumeId());
         Path path = publishedPath(request.getVolumePath());
-        Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), path);
+        Optional<PinnedMount> pinned = mounter.pin(path);
         try (PinnedMount mount = pinned.orElse(null)) {
             reply.onNext(stats.of(volume, path, pinned));
         }
@@ -472,7 +490,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         ManagedVolume grown;
         // the mount at the path is pinned before anything changes and read only through the pin
-        Optional<PinnedMount> pinned = mounter.pin(paths.beneath(), volumePath);
+        Optional<PinnedMount> pinned = mounter.pin(volumePath);
         try (KeyedLocks.Held held = locks.lock(volume.id().lvmPath());
              PinnedMount mount = pinned.orElse(null)) {
             boolean block = mount != null ? mount.isDeviceNode()
@@ -546,12 +564,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
      * is gone from /dev. Both are read through the pinned mount, never by the target's name.
      */
     private Optional<PublishedDevice> publishedAt(Path target) {
-        Optional<PinnedMount> pinned;
-        try {
-            pinned = mounter.pin(paths.beneath(), target);
-        } catch (DriverException.NotFound gone) {
-            return Optional.empty();
-        }
+        Optional<PinnedMount> pinned = mounter.pinIfPresent(target);
         if (pinned.isEmpty()) {
             return Optional.empty();
         }

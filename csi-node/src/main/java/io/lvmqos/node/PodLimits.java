@@ -64,74 +64,38 @@ public final class PodLimits implements PodLimitsApplier {
      * not published into the pod now. Such a line is left when a lift was cut short, or was
      * never possible (an unpublish of a volume already deleted); device-mapper hands the lowest
      * free minor to the next LV activated, so the line could later throttle another volume the
-     * pod is given, with the old volume's limits. What is published is read from {@code table},
-     * a read of the mount table made after the last change to the pod's mounts; a line that looks
-     * stale there is checked again against a read made after the lines, so a volume published into
-     * the pod meanwhile keeps its line.
+     * pod is given, with the old volume's limits.
+     *
+     * <p>{@code publishedInPod} is asked only when the pod's cgroup holds a line for another
+     * device than {@code publishedNow} (so a pod with one volume costs nothing more), and only
+     * after the lines are read: a publish mounts before it writes its line, so a line seen here
+     * has its mount in place when the pod's publishes are read, and a volume published into the
+     * pod meanwhile keeps its line.
+     *
+     * @param publishedInPod the devices published into the pod, read when asked
+     * @param publishedNow the device a publish has just limited in the pod, whose line is not stale
      */
-    public void pruneStale(String podUid, MountTable.Snapshot table) {
-        pruneStale(podUid, () -> table, Optional.empty());
-    }
-
-    /**
-     * As {@link #pruneStale(String, MountTable.Snapshot)}, right after {@code publishedNow} was
-     * published into the pod: its line is not stale, and the mount table is read only when the
-     * pod's cgroup holds a line for another device of ours, so a pod with one volume costs no
-     * read of the table. The lines are read before the table: a publish mounts before it writes
-     * its line, so a line seen here has its mount in the table read after it.
-     */
-    public void pruneStale(String podUid, Supplier<MountTable.Snapshot> table, Optional<DeviceNumber> publishedNow) {
+    public void pruneStale(String podUid, Supplier<Set<DeviceNumber>> publishedInPod,
+                           Optional<DeviceNumber> publishedNow) {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
         if (cgroup.isEmpty()) {
             return;
         }
         List<DeviceNumber> others = writer.limitedDevices(cgroup.get()).stream()
                 .filter(device -> !publishedNow.map(device::equals).orElse(false))
+                .filter(isOurVolume)
                 .toList();
         if (others.isEmpty()) {
             return;
         }
-        Set<DeviceNumber> published = publishedDevices(table.get(), podUid);
-        List<DeviceNumber> stale = others.stream()
-                .filter(device -> !published.contains(device) && isOurVolume.test(device))
-                .toList();
-        if (!stale.isEmpty()) {
-            // the table handed in may be older than the lines read above (an unpublish reads it
-            // right after its unmount): a volume published into the pod since then was mounted
-            // before its line was written, so a table read now shows it
-            Set<DeviceNumber> stillPublished = publishedDevices(mountTable.snapshot(), podUid);
-            stale = stale.stream().filter(device -> !stillPublished.contains(device)).toList();
-        }
-        for (DeviceNumber device : stale) {
-            log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into it",
-                    device, podUid);
-            writer.remove(cgroup.get(), device);
-        }
-    }
-
-    /** The devices of the volumes published into the pod, filesystems and raw block devices alike. */
-    private Set<DeviceNumber> publishedDevices(MountTable.Snapshot table, String podUid) {
-        Set<DeviceNumber> devices = new LinkedHashSet<>();
-        // only the lines that name the pod are parsed: a node's other pods cost a substring search
-        for (MountEntry entry : table.mentioning(podUid)) {
-            if (!entry.mountPoint().startsWith(kubeletDir)
-                    || !PodUid.fromTargetPath(entry.mountPoint(), kubeletDir).map(podUid::equals).orElse(false)) {
-                continue;
-            }
-            if ("devtmpfs".equals(entry.fsType()) && !entry.root().equals("/")) {
-                Path node = devDir.resolve(entry.root().substring(1)).normalize();
-                if (node.startsWith(devDir)) {
-                    try {
-                        devices.add(DeviceNumber.of(node));
-                    } catch (RuntimeException gone) {
-                        // the device node is gone: nothing of it to keep
-                    }
-                }
-            } else {
-                devices.add(entry.device());
+        Set<DeviceNumber> published = publishedInPod.get();
+        for (DeviceNumber device : others) {
+            if (!published.contains(device)) {
+                log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into"
+                        + " it", device, podUid);
+                writer.remove(cgroup.get(), device);
             }
         }
-        return devices;
     }
 
     /**
@@ -231,16 +195,11 @@ public final class PodLimits implements PodLimitsApplier {
     }
 
     /**
-     * Mounts that publish the volume: bind mounts of its filesystem (same device number), or
-     * bind mounts of its device node (a devtmpfs mount whose root is the node's path in /dev).
+     * Mounts that publish the volume, among mount table entries already read: bind mounts of its
+     * filesystem (same device number), or bind mounts of its device node (a devtmpfs mount whose
+     * root is the node's path in /dev).
      */
-    public List<MountEntry> publishMounts(DeviceNumber device, Optional<String> deviceNodeRoot) {
-        return publishMounts(mountTable.selected(List.of(), Optional.of(device), deviceNodeRoot.isPresent()), device,
-                deviceNodeRoot);
-    }
-
-    /** As {@link #publishMounts(DeviceNumber, Optional)}, among mount table entries already read. */
-    public List<MountEntry> publishMounts(List<MountEntry> mounts, DeviceNumber device,
+    private List<MountEntry> publishMounts(List<MountEntry> mounts, DeviceNumber device,
                                           Optional<String> deviceNodeRoot) {
         return mounts.stream()
                 .filter(e -> e.mountPoint().startsWith(kubeletDir))

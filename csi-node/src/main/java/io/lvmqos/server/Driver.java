@@ -38,6 +38,7 @@ import io.lvmqos.node.DeviceMountPoints;
 import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.PodShares;
+import io.lvmqos.node.Publishes;
 import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.node.VolumeStats;
 import io.lvmqos.volume.GuaranteePolicy;
@@ -104,9 +105,10 @@ public final class Driver {
                         settings.wipeBytesPerSecond()), catalog, locks,
                 new DeviceMountPoints(mountTable), pods, guarantees);
         QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
-        Mounter mounter = Mounter.create(mountTable);
+        Mounter mounter = Mounter.create(mountTable, kubeletPaths);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
-                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits, podShares,
+                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
+                new Publishes(kubeletPaths, mounter, mountTable, Path.of("/dev")), podShares,
                 new VolumeStats(runner, conditions, new ThinPoolSpace(lvm)), locks);
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());

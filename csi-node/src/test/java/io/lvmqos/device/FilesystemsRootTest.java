@@ -10,6 +10,7 @@ import io.lvmqos.mount.MountOptions;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
+import io.lvmqos.mount.PathMounter;
 import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.mount.UnmountOutcome;
 import java.io.IOException;
@@ -32,7 +33,7 @@ class FilesystemsRootTest {
     Path dir;
     final CommandRunner runner = new CommandRunner();
     final Filesystems filesystems = new Filesystems(runner);
-    final Mounter mounter = Mounter.create(new MountTable());
+    final PathMounter mounter = PathMounter.create();
     LoopDevice loop;
     Path mountPoint;
 
@@ -98,7 +99,7 @@ class FilesystemsRootTest {
 
     /** The mount on the mount point, pinned through the temporary directory as a kubelet directory would be. */
     private PinnedMount pin() {
-        return mounter.pin(new KubeletPaths(dir).beneath(), mountPoint.toAbsolutePath().normalize())
+        return Mounter.create(new MountTable(), new KubeletPaths(dir)).pin(mountPoint.toAbsolutePath().normalize())
                 .orElseThrow(() -> new AssertionError(mountPoint + " is a mount point"));
     }
 

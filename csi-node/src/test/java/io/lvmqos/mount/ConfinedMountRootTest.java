@@ -26,7 +26,8 @@ class ConfinedMountRootTest {
 
     @TempDir
     Path dir;
-    final Mounter plain = Mounter.create(new MountTable());
+    final PathMounter byName = PathMounter.create();
+    Mounter plain;
     final MountTable table = new MountTable();
     Path kubelet;
     Path source;
@@ -41,12 +42,14 @@ class ConfinedMountRootTest {
         Path real = dir.toRealPath();
         kubelet = Files.createDirectories(real.resolve("kubelet"));
         source = Files.createDirectories(real.resolve("source"));
-        plain.mount(Path.of("lvmqos-test"), source, "tmpfs", Set.of(), "size=1m");
+        byName.mount(Path.of("lvmqos-test"), source, "tmpfs", Set.of(), "size=1m");
         outsideMount = Files.createDirectories(real.resolve("outside/pv/mount"));
-        plain.mount(Path.of("lvmqos-outside"), outsideMount, "tmpfs", Set.of(), "size=2m");
+        byName.mount(Path.of("lvmqos-outside"), outsideMount, "tmpfs", Set.of(), "size=2m");
         parent = kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv");
         target = Files.createDirectories(parent.resolve("mount"));
         beneath = new Beneath(NativeLibC.libc(), NativeLibC.lastError(), kubelet);
+        plain = new Mounter(NativeLibC.libc(), NativeLibC.lastError(), new MountTable(),
+                new ProcessScanner(Path.of("/proc")), beneath);
     }
 
     @AfterEach
@@ -86,7 +89,7 @@ class ConfinedMountRootTest {
                 return real.umount2(path, flags);
             }
         };
-        return new Mounter(libc, NativeLibC.lastError(), table, new ProcessScanner(Path.of("/proc")));
+        return new Mounter(libc, NativeLibC.lastError(), table, new ProcessScanner(Path.of("/proc")), beneath);
     }
 
     private boolean mountedAt(Path path) {
@@ -96,7 +99,7 @@ class ConfinedMountRootTest {
     @Test
     void aPublishWhoseParentIsSwappedMidwayFailsAndLeavesNoMount() {
         var e = assertThrows(DriverException.FailedPrecondition.class,
-                () -> racing(true, false).bindMount(source, beneath, target, false));
+                () -> racing(true, false).bindMount(new HostPath(source), target, false));
         assertTrue(e.getMessage().contains("changed while it was being mounted on"), e.getMessage());
         assertTrue(e.getMessage().contains(kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv-moved/mount").toString()),
                 "says where the directory went: " + e.getMessage());
@@ -107,8 +110,8 @@ class ConfinedMountRootTest {
 
     @Test
     void anUnpublishWhoseParentIsSwappedMidwayNeverUnmountsOutside() {
-        plain.bindMount(source, target, false);
-        assertEquals(UnmountOutcome.UNMOUNTED, racing(false, true).unmount(beneath, target));
+        byName.bindMount(source, target, false);
+        assertEquals(UnmountOutcome.UNMOUNTED, racing(false, true).unmount(target));
         assertTrue(mountedAt(outsideMount), "the outside tmpfs is still mounted");
         assertFalse(mountedAt(parent.resolveSibling("pv-moved").resolve("mount")),
                 "the mount that was checked, now moved with its parent, is the one unmounted");
@@ -116,31 +119,31 @@ class ConfinedMountRootTest {
 
     @Test
     void aSwappedParentIsRefusedBeforeAnything() {
-        plain.bindMount(source, target, false);
+        byName.bindMount(source, target, false);
         swapParent();
-        var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.unmount(beneath, target));
+        var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.unmount(target));
         assertTrue(e.getMessage().contains("symlink"), e.getMessage());
         assertTrue(mountedAt(outsideMount));
-        assertThrows(DriverException.InvalidArgument.class, () -> plain.bindMount(source, beneath, target, false));
+        assertThrows(DriverException.InvalidArgument.class, () -> plain.bindMount(new HostPath(source), target, false));
         assertEquals(1, table.read().stream().filter(m -> m.mountPoint().equals(outsideMount)).count());
     }
 
     @Test
     void bindsReadOnlyAndUnmountsThroughDescriptors() {
-        plain.bindMount(source, beneath, target, true);
+        plain.bindMount(new HostPath(source), target, true);
         assertTrue(table.at(target).orElseThrow().readOnly());
-        assertEquals(UnmountOutcome.UNMOUNTED, plain.unmount(beneath, target));
-        assertEquals(UnmountOutcome.NOT_A_MOUNT_POINT, plain.unmount(beneath, target));
-        assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(beneath, parent.resolve("missing")));
-        assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(beneath, kubelet.resolve("pods/none/mount")));
+        assertEquals(UnmountOutcome.UNMOUNTED, plain.unmount(target));
+        assertEquals(UnmountOutcome.NOT_A_MOUNT_POINT, plain.unmount(target));
+        assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(parent.resolve("missing")));
+        assertEquals(UnmountOutcome.NO_SUCH_PATH, plain.unmount(kubelet.resolve("pods/none/mount")));
     }
 
     @Test
     void aPinnedMountIsReadThroughItsDescriptorAfterTheParentIsSwapped() throws IOException {
-        plain.bindMount(source, beneath, target, false);
+        plain.bindMount(new HostPath(source), target, false);
         Files.writeString(source.resolve("inside"), "the volume's");
         Files.writeString(outsideMount.resolve("outside"), "not the volume's");
-        try (PinnedMount pinned = plain.pin(beneath, target).orElseThrow()) {
+        try (PinnedMount pinned = plain.pin(target).orElseThrow()) {
             assertEquals(target, pinned.entry().mountPoint());
             swapParent();
             // the name now leads outside; the pinned descriptor still leads to the volume's mount
@@ -153,28 +156,28 @@ class ConfinedMountRootTest {
             assertTrue(usage.inodes() > 0 && usage.freeInodes() <= usage.inodes(), usage.toString());
             assertEquals(Files.getFileStore(source).getUsableSpace(), usage.availableBytes());
         }
-        var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.pin(beneath, target));
+        var e = assertThrows(DriverException.InvalidArgument.class, () -> plain.pin(target));
         assertTrue(e.getMessage().contains("symlink"), e.getMessage());
     }
 
     @Test
     void pinTellsAMissingPathFromAPlainDirectory() {
-        assertTrue(plain.pin(beneath, target).isEmpty(), "a directory that is not a mount point");
-        assertThrows(DriverException.NotFound.class, () -> plain.pin(beneath, parent.resolve("missing")));
-        assertThrows(DriverException.NotFound.class, () -> plain.pin(beneath, kubelet.resolve("pods/none/mount")));
+        assertTrue(plain.pin(target).isEmpty(), "a directory that is not a mount point");
+        assertThrows(DriverException.NotFound.class, () -> plain.pin(parent.resolve("missing")));
+        assertThrows(DriverException.NotFound.class, () -> plain.pin(kubelet.resolve("pods/none/mount")));
     }
 
     @Test
     void anUnmountOfAnotherMountThanThePinnedOneIsRefused() {
-        plain.bindMount(source, beneath, target, false);
+        plain.bindMount(new HostPath(source), target, false);
         long pinnedId;
-        try (PinnedMount pinned = plain.pin(beneath, target).orElseThrow()) {
+        try (PinnedMount pinned = plain.pin(target).orElseThrow()) {
             pinnedId = pinned.id();
         }
         // another mount stacked on the path between the read and the unmount
-        plain.bindMount(source, beneath, target, false);
+        plain.bindMount(new HostPath(source), target, false);
         var e = assertThrows(DriverException.FailedPrecondition.class,
-                () -> plain.unmount(beneath, target, java.util.OptionalLong.of(pinnedId)));
+                () -> plain.unmount(target, java.util.OptionalLong.of(pinnedId)));
         assertTrue(e.getMessage().contains("changed while it was being unmounted"), e.getMessage());
         assertEquals(2, table.read().stream().filter(m -> m.mountPoint().equals(target)).count(), "nothing unmounted");
     }

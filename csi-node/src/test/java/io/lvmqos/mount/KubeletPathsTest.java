@@ -41,6 +41,32 @@ class KubeletPathsTest {
     }
 
     @Test
+    void aPodsTargetsAreItsVolumeDirectoriesLeavesAndItsRawBlockPublishes() throws IOException {
+        Path root = kubelet.toRealPath();
+        Path volumes = root.resolve("pods/uid-1/volumes/kubernetes.io~csi");
+        Path mount = Files.createDirectories(volumes.resolve("pv-a/mount"));
+        Path data = Files.writeString(volumes.resolve("pv-a/vol_data.json"), "{}");
+        Files.writeString(volumes.resolve("stray-file"), "");
+        Files.createDirectories(root.resolve("pods/uid-2/volumes/kubernetes.io~csi/pv-b/mount"));
+        Path publish = Files.createDirectories(root.resolve("plugins/kubernetes.io/csi/volumeDevices/publish"));
+        Path block = Files.createFile(Files.createDirectories(publish.resolve("pv-c")).resolve("uid-1"));
+        Files.createFile(Files.createDirectories(publish.resolve("pv-d")).resolve("uid-2"));
+
+        assertEquals(java.util.Set.of(mount, data, block), java.util.Set.copyOf(paths.podTargets("uid-1")));
+        assertEquals(java.util.List.of(), paths.podTargets("uid-3"), "a pod with no directory has no targets");
+        assertThrows(DriverException.InvalidArgument.class, () -> paths.podTargets("../uid-1"));
+    }
+
+    @Test
+    void aPodsTargetsAreNotListedThroughASymlink() throws IOException {
+        Path root = kubelet.toRealPath();
+        Files.createDirectories(outside.resolve("volumes/kubernetes.io~csi/pv-a/mount"));
+        Files.createDirectories(root.resolve("pods"));
+        Files.createSymbolicLink(root.resolve("pods/uid-1"), outside);
+        assertThrows(DriverException.InvalidArgument.class, () -> paths.podTargets("uid-1"));
+    }
+
+    @Test
     void refusesPathsOutsideTheRoot() {
         assertThrows(DriverException.InvalidArgument.class, () -> paths.check(outside.resolve("x")));
         assertThrows(DriverException.InvalidArgument.class, () -> paths.check(kubelet));

@@ -29,7 +29,7 @@ class MounterRootTest {
 
     @TempDir
     Path dir;
-    final Mounter mounter = Mounter.create(new MountTable());
+    final PathMounter mounter = PathMounter.create();
     final MountTable table = new MountTable();
     final Deque<Path> mounted = new ArrayDeque<>();
     Process holder;
@@ -127,7 +127,7 @@ class MounterRootTest {
                 return real.open(path, flags);
             }
         };
-        Mounter mounter = new Mounter(remountFails,
+        PathMounter mounter = new PathMounter(remountFails,
                 () -> injected.get() != 0 ? injected.get() : jnr.ffi.Runtime.getRuntime(real).getLastError(),
                 table, new ProcessScanner(Path.of("/proc")));
 

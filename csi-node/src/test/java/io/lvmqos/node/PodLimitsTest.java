@@ -70,7 +70,7 @@ class PodLimitsTest {
                 + " - ext4 /dev/mapper/vg0-pvc--1 rw\n";
         PodLimits limits = podLimits(root, mountinfo, Set.of(new DeviceNumber(253, 4), new DeviceNumber(253, 7)));
 
-        limits.pruneStale(UID, new MountTable(dir.resolve("mountinfo")).snapshot());
+        limits.pruneStale(UID, () -> Set.of(new DeviceNumber(253, 4)), Optional.empty());
 
         // a plain file keeps the last write; the kernel drops 253:7's line on "253:7 0"
         assertEquals("253:7 0", Files.readString(writeBps));
@@ -85,7 +85,7 @@ class PodLimitsTest {
         String mountinfo = "311 25 253:4 / /var/lib/kubelet/pods/" + UID + "/volumes/kubernetes.io~csi/pvc-1/mount rw"
                 + " shared:120 - ext4 /dev/mapper/vg0-pvc--1 rw\n";
         podLimits(root, mountinfo, Set.of(new DeviceNumber(253, 4)))
-                .pruneStale(UID, new MountTable(dir.resolve("mountinfo")).snapshot());
+                .pruneStale(UID, () -> Set.of(new DeviceNumber(253, 4)), Optional.empty());
         assertEquals(lines, Files.readString(pod.resolve("blkio.throttle.write_bps_device")));
     }
 

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lvmqos.e2e.uml.GuestEnv;
 import io.lvmqos.errors.DriverException;
-import io.lvmqos.mount.Beneath;
+import io.lvmqos.mount.HostPath;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountTable;
@@ -39,7 +39,7 @@ public class MountLookupCheck {
 
     private static MountTable byStatmount;
     private static MountTable byMountinfo;
-    private static Beneath beneath;
+    private static KubeletPaths paths;
 
     @BeforeAll
     static void layOut() throws Exception {
@@ -56,7 +56,7 @@ public class MountLookupCheck {
         } finally {
             System.clearProperty(StatMount.PROPERTY);
         }
-        beneath = new KubeletPaths(KUBELET, "lvmqos.csi.io").beneath();
+        paths = new KubeletPaths(KUBELET, "lvmqos.csi.io");
     }
 
     @AfterAll
@@ -77,11 +77,11 @@ public class MountLookupCheck {
 
     @Test
     void bothReadTheSameLineOfEveryKindOfMount() throws Exception {
-        Mounter mounter = Mounter.create(byStatmount);
+        Mounter mounter = Mounter.create(byStatmount, paths);
         Path rw = target("rw");
-        mounter.bindMount(SOURCE, beneath, rw, false);
+        mounter.bindMount(new HostPath(SOURCE), rw, false);
         Path ro = target("read only");
-        mounter.bindMount(SOURCE, beneath, ro, true);
+        mounter.bindMount(new HostPath(SOURCE), ro, true);
         Path flagged = target("flags");
         ok("mount", "-t", "tmpfs", "-o", "size=2m,nosuid,nodev,noexec,noatime,nodiratime", "lookup flags",
                 flagged.toString());
@@ -89,7 +89,7 @@ public class MountLookupCheck {
         ok("mount", "-t", "tmpfs", "-o", "size=1m,strictatime", "lookup-slave", slave.toString());
         ok("mount", "--make-slave", slave.toString());
         Path stacked = target("stacked");
-        mounter.bindMount(SOURCE, beneath, stacked, false);
+        mounter.bindMount(new HostPath(SOURCE), stacked, false);
         ok("mount", "-t", "tmpfs", "-o", "size=1m", "lookup-stacked", stacked.toString());
         for (Path path : List.of(rw, ro, flagged, slave, stacked)) {
             MountEntry fast = pinned(byStatmount, path);
@@ -106,28 +106,28 @@ public class MountLookupCheck {
     @Test
     void bothRefuseToUnmountAMountThatTookThePinnedOnesPlace() throws Exception {
         for (MountTable table : List.of(byStatmount, byMountinfo)) {
-            Mounter mounter = Mounter.create(table);
+            Mounter mounter = Mounter.create(table, paths);
             Path path = target("swap-" + table.lookup());
-            mounter.bindMount(SOURCE, beneath, path, false);
+            mounter.bindMount(new HostPath(SOURCE), path, false);
             long pinnedId;
-            try (PinnedMount pinned = mounter.pin(beneath, path).orElseThrow()) {
+            try (PinnedMount pinned = mounter.pin(path).orElseThrow()) {
                 pinnedId = pinned.id();
             }
-            mounter.bindMount(SOURCE, beneath, path, false);
+            mounter.bindMount(new HostPath(SOURCE), path, false);
             var refused = assertThrows(DriverException.FailedPrecondition.class,
-                    () -> mounter.unmount(beneath, path, OptionalLong.of(pinnedId)), table.lookup());
+                    () -> mounter.unmount(path, OptionalLong.of(pinnedId)), table.lookup());
             assertTrue(refused.getMessage().contains("changed while it was being unmounted"), refused.getMessage());
             assertEquals(2, byMountinfo.read().stream().filter(m -> m.mountPoint().equals(path)).count(),
                     table.lookup() + ": nothing unmounted");
-            assertEquals(UnmountOutcome.UNMOUNTED, mounter.unmount(beneath, path));
-            assertEquals(UnmountOutcome.UNMOUNTED, mounter.unmount(beneath, path, OptionalLong.of(pinnedId)));
-            assertEquals(Optional.empty(), mounter.pin(beneath, path), table.lookup() + ": nothing left");
-            assertEquals(UnmountOutcome.NOT_A_MOUNT_POINT, mounter.unmount(beneath, path));
+            assertEquals(UnmountOutcome.UNMOUNTED, mounter.unmount(path));
+            assertEquals(UnmountOutcome.UNMOUNTED, mounter.unmount(path, OptionalLong.of(pinnedId)));
+            assertEquals(Optional.empty(), mounter.pin(path), table.lookup() + ": nothing left");
+            assertEquals(UnmountOutcome.NOT_A_MOUNT_POINT, mounter.unmount(path));
         }
     }
 
     private static MountEntry pinned(MountTable table, Path path) {
-        try (PinnedMount mount = Mounter.create(table).pin(beneath, path).orElseThrow()) {
+        try (PinnedMount mount = Mounter.create(table, paths).pin(path).orElseThrow()) {
             return mount.entry();
         }
     }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import csi.v1.Csi;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.guest.GuestPods.CgroupDriver;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
@@ -93,6 +94,14 @@ public class NodeCheck {
     private static void unpublish(Csi.Volume volume, Path target) {
         driver.client().node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setTargetPath(target.toString()).build());
+    }
+
+    private static StatusRuntimeException refusedPublish(Csi.Volume volume, Path staging, Csi.VolumeCapability capability,
+                                                         Path target) {
+        return expectCode(Status.Code.FAILED_PRECONDITION, () -> driver.client().node().nodePublishVolume(
+                Csi.NodePublishVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                        .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
+                        .setVolumeCapability(capability).build()));
     }
 
     private Pod pod(QosClass qos) throws Exception {
@@ -325,10 +334,7 @@ public class NodeCheck {
         Pod first = pod(QosClass.BURSTABLE);
         Pod second = pod(QosClass.BURSTABLE);
         publish(volume, first, staging, single, true);
-        var failure = expectCode(Status.Code.FAILED_PRECONDITION, () -> driver.client().node().nodePublishVolume(
-                Csi.NodePublishVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                        .setStagingTargetPath(staging.toString()).setTargetPath(second.volumePath("w").toString())
-                        .setVolumeCapability(single).build()));
+        var failure = refusedPublish(volume, staging, single, second.volumePath("w"));
         assertTrue(failure.getStatus().getDescription().contains("already published"));
         assertFalse(Files.exists(second.volumePath("w")), "nothing made at the refused target");
 
@@ -337,6 +343,58 @@ public class NodeCheck {
         String device = deviceNumberOf(volume);
         assertTrue(limitsFile(first).contains(device) && limitsFile(second).contains(device),
                 "each pod is limited separately");
+    }
+
+    /**
+     * The driver finds a volume's other publishes among the targets it bound it to, seeded from
+     * the mount table once per process: a publish made before a restart still counts after it.
+     */
+    @Test
+    void aSingleWriterPublishMadeBeforeARestartStillRefusesASecondTarget() throws Exception {
+        Csi.Volume volume = createVolume("writer-restart", 64 * MIB, Map.of());
+        Csi.VolumeCapability single = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER);
+        Path staging = stage(volume, single);
+        Pod first = pod(QosClass.BURSTABLE);
+        Pod second = pod(QosClass.BURSTABLE);
+        Path published = publish(volume, first, staging, single, true);
+        driver.restart();
+        var failure = refusedPublish(volume, staging, single, second.volumePath("w"));
+        assertTrue(failure.getStatus().getDescription().contains("already published at " + published),
+                failure.getStatus().getDescription());
+        assertFalse(Files.exists(second.volumePath("w")), "nothing made at the refused target");
+        unpublish(volume, published);
+        Path again = second.volumePath("w");
+        driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
+                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                .setTargetPath(again.toString()).setVolumeCapability(single).build());
+        cleanup.add(() -> unpublish(volume, again));
+        assertTrue(Files.exists(again), "published at the second target once the first is gone");
+    }
+
+    /**
+     * Whether a pod still uses a device after an unpublish is read from the pod's own targets: a
+     * volume published into one pod at two targets keeps its limit until the second goes.
+     */
+    @Test
+    void aVolumePublishedTwiceIntoOnePodKeepsItsLimitUntilTheLastUnpublish() throws Exception {
+        Csi.Volume volume = createVolume("twice", 64 * MIB, Map.of("writeIOPS", "400"));
+        Csi.VolumeCapability multi = Csi2.mount("", Csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_MULTI_WRITER);
+        Path staging = stage(volume, multi);
+        Pod pod = pod(QosClass.BURSTABLE);
+        Path first = publish(volume, pod, staging, multi, true);
+        Path second = pod.volumePath("pv-twice-second");
+        driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
+                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                .setTargetPath(second.toString()).setVolumeCapability(multi)
+                .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
+        String device = deviceNumberOf(volume);
+        unpublish(volume, first);
+        assertTrue(limitsFile(pod).lines().anyMatch(l -> l.startsWith(device + " ") && !l.endsWith(" 0")),
+                "still published at " + second + ": the limit stays: " + limitsFile(pod));
+        unpublish(volume, second);
+        assertFalse(limitsFile(pod).lines().anyMatch(l -> l.startsWith(device + " ") && !l.endsWith(" 0")
+                        && !l.contains("wiops=max")),
+                "the last publish gone: the limit is lifted: " + limitsFile(pod));
     }
 
     @Test

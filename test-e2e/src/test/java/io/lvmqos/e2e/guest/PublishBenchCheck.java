@@ -26,6 +26,7 @@ import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
+import io.lvmqos.mount.PathMounter;
 import io.lvmqos.volume.IoLimits;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -320,7 +321,7 @@ public class PublishBenchCheck {
         private final DeviceNumber device;
         private final Path mountProgram;
         private final Path umountProgram;
-        private final Mounter mounter = Mounter.create(new MountTable());
+        private final PathMounter mounter = PathMounter.create();
         private final MountTable mountTable = new MountTable();
         private final CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(GuestEnv.cgroupRoot());
         private final PodCgroups podCgroups = new PodCgroups(GuestEnv.cgroupRoot());

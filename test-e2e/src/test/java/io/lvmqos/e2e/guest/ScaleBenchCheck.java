@@ -282,6 +282,9 @@ public class ScaleBenchCheck {
             long t1 = System.nanoTime();
             client.node().nodeUnpublishVolume(unpublishRequest(measured.getVolumeId(), target));
             long t2 = System.nanoTime();
+            // as kubelet does after an unpublish (csi_mounter's removeMountDir): the volume's
+            // directory goes too, so the rounds do not pile up directories in the pod
+            Files.deleteIfExists(target.getParent());
             if (i >= 0) {
                 publish[i] = t1 - t0;
                 unpublish[i] = t2 - t1;

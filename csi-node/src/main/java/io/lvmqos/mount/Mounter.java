@@ -12,8 +12,6 @@ import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import jnr.constants.platform.Errno;
-import jnr.constants.platform.OpenFlags;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +61,7 @@ public final class Mounter {
         this.lastError = lastError;
         this.mountTable = mountTable;
         this.holders = holders;
-        this.openFlags = O_PATH | O_CLOEXEC | OpenFlags.O_NOFOLLOW.intValue();
+        this.openFlags = O_PATH | O_CLOEXEC | Beneath.O_NOFOLLOW;
     }
 
     /** Binds libc; fails at start-up rather than on the first publish. */
@@ -498,9 +496,8 @@ public final class Mounter {
     }
 
     /**
-     * errno is read first, before anything else runs on this thread. jnr-ffi saves it per native
-     * thread right after the call; a virtual thread stays on its carrier here because nothing
-     * between the call and this read can block.
+     * errno is read first, before anything else runs on this thread. NativeLibC saves it per thread
+     * (a virtual one included) right after the call, so nothing in between can overwrite it.
      */
     private void call(int rc, Supplier<String> what) {
         if (rc != 0) {
@@ -526,10 +523,7 @@ public final class Mounter {
     }
 
     static String describe(int errno) {
-        Errno known = Errno.valueOf(errno);
-        return known == Errno.__UNKNOWN_CONSTANT__
-                ? "errno " + errno
-                : known.name() + " (" + known.description() + ")";
+        return Errno.describe(errno);
     }
 
     private static String optionName(MountFlag flag) {

@@ -1,5 +1,5 @@
 # Shared by ./run-tests, ./demo and test-e2e/csi-sanity.sh: install what the real-kernel tests need,
-# pick (or fetch) a JDK >= 21, and choose a user-mode-Linux kernel that boots on this host. Sourced, not executed.
+# pick (or fetch) a JDK >= 25, and choose a user-mode-Linux kernel that boots on this host. Sourced, not executed.
 
 # patchelf points a newer Debian suite's linux.uml at the C library unpacked beside it (lvmqos_pick_uml).
 # umoci makes the images' OCI archives (scripts/build-image); gcc and libc6-dev build its static pause
@@ -31,8 +31,9 @@ lvmqos_java_major() {
 
 # --- the JDK ----------------------------------------------------------------------------------------
 #
-# The build needs a JDK of version 21 or newer; the image build (scripts/build-image) needs 25, for its
-# AOT cache and `jdeps --multi-release 25`. lvmqos_pick_jdk [MIN] (MIN defaults to 21) exports JAVA_HOME:
+# The build needs a JDK of version 25 or newer (its language level: the mount package binds libc with
+# the foreign-function API), as does the image build (scripts/build-image: its AOT cache and `jdeps
+# --multi-release 25`). lvmqos_pick_jdk [MIN] (MIN defaults to 25) exports JAVA_HOME:
 # $JAVA_HOME if it is a JDK >= MIN, else the newest such JDK under /usr/lib/jvm, else one fetched before,
 # else (as root) Debian 13's openjdk-25-jdk-headless, fetched once the way the UML kernel is: apt-get
 # download through this machine's own archive URI under a private apt configuration, with apt's
@@ -184,7 +185,7 @@ lvmqos_jdk_try_cached() {
 }
 
 lvmqos_pick_jdk() {
-  want=${1:-21}
+  want=${1:-25}
   jdk_tried=""
   if [ -n "${JAVA_HOME:-}" ]; then
     if own=$(lvmqos_jdk_probe "$JAVA_HOME" "$want"); then export JAVA_HOME; return 0; fi

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntSupplier;
-import jnr.constants.platform.Errno;
 
 /**
  * Paths under one directory (the kubelet directory), resolved one component at a time from a

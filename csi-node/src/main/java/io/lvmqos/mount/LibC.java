@@ -1,12 +1,10 @@
 package io.lvmqos.mount;
 
-import jnr.ffi.annotations.In;
-import jnr.ffi.annotations.Out;
-
 /**
- * The few libc calls the mount boundary makes, bound with jnr-ffi. Every one sets errno on
- * failure; jnr-ffi saves it right after the call (its default), read through
- * {@code Runtime.getLastError()} on the same thread.
+ * The few libc calls the mount boundary makes, bound with the JDK's foreign-function API
+ * ({@link NativeLibC}). Every one sets errno on failure; the binding saves it right after the call,
+ * read through {@link NativeLibC#lastError()} on the same thread. Arrays are copied in before the
+ * call ("in") or out after it ("out"), never both.
  */
 public interface LibC {
 
@@ -27,10 +25,10 @@ public interface LibC {
     int unlinkat(int dirFd, String path, int flags);
 
     /**
-     * syscall(2), for openat2(2), which glibc 2.36 does not wrap: {@code how} is struct open_how
+     * syscall(2), for openat2(2), which glibc 2.36 does not wrap: {@code how} (in) is struct open_how
      * (flags, mode, resolve: three 64-bit fields) and {@code size} its size, 24.
      */
-    long syscall(long number, int dirFd, String path, @In long[] how, long size);
+    long syscall(long number, int dirFd, String path, long[] how, long size);
 
     /**
      * fstatfs(2), which works on an O_PATH descriptor (Linux 3.12 and later). {@code buf} receives
@@ -38,19 +36,19 @@ public interface LibC {
      * f_bsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree, f_fsid, f_namelen, f_frsize, f_flags,
      * then four spare ones.
      */
-    int fstatfs(int fd, @Out long[] buf);
+    int fstatfs(int fd, long[] buf);
 
     /**
-     * statx(2); {@code buf} receives struct statx, 256 bytes. With AT_EMPTY_PATH and an empty path
+     * statx(2); {@code buf} (out) receives struct statx, 256 bytes. With AT_EMPTY_PATH and an empty path
      * it describes the descriptor itself, an O_PATH one included.
      */
-    int statx(int dirFd, String path, int flags, int mask, @Out byte[] buf);
+    int statx(int dirFd, String path, int flags, int mask, byte[] buf);
 
     /**
-     * syscall(2), for statmount(2), which glibc 2.36 does not wrap: {@code request} is struct
-     * mnt_id_req, {@code buf} receives struct statmount and its strings.
+     * syscall(2), for statmount(2), which glibc 2.36 does not wrap: {@code request} (in) is struct
+     * mnt_id_req, {@code buf} (out) receives struct statmount and its strings.
      */
-    long syscall(long number, @In byte[] request, @Out byte[] buf, long size, long flags);
+    long syscall(long number, byte[] request, byte[] buf, long size, long flags);
 
     int close(int fd);
 }

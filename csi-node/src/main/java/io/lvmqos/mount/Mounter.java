@@ -11,8 +11,6 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
-import jnr.constants.platform.Errno;
-import jnr.constants.platform.OpenFlags;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -405,9 +403,8 @@ public final class Mounter {
     }
 
     /**
-     * errno is read first, before anything else runs on this thread. jnr-ffi saves it per native
-     * thread right after the call; a virtual thread stays on its carrier here because nothing
-     * between the call and this read can block.
+     * errno is read first, before anything else runs on this thread. NativeLibC saves it per thread
+     * (a virtual one included) right after the call, so nothing in between can overwrite it.
      */
     private void call(int rc, Supplier<String> what) {
         if (rc != 0) {
@@ -433,10 +430,7 @@ public final class Mounter {
     }
 
     static String describe(int errno) {
-        Errno known = Errno.valueOf(errno);
-        return known == Errno.__UNKNOWN_CONSTANT__
-                ? "errno " + errno
-                : known.name() + " (" + known.description() + ")";
+        return Errno.describe(errno);
     }
 
     private static String optionName(MountFlag flag) {
@@ -465,7 +459,7 @@ public final class Mounter {
      * fails the open (the technique runc uses).
      */
     static final class PathHandle implements AutoCloseable {
-        private static final int OPEN_FLAGS = O_PATH | O_CLOEXEC | OpenFlags.O_NOFOLLOW.intValue();
+        private static final int OPEN_FLAGS = O_PATH | O_CLOEXEC | Beneath.O_NOFOLLOW;
 
         private final LibC libc;
         private final int fd;

@@ -11,7 +11,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntSupplier;
-import jnr.constants.platform.Errno;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

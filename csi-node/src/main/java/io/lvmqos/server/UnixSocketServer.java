@@ -81,7 +81,7 @@ public final class UnixSocketServer implements AutoCloseable {
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         // RPCs run on platform threads, one per call in progress. On virtual threads, a JNI call
-        // (jnr's mount, umount2, open) or a process start pins the carrier, and on a one-CPU node
+        // (the mount package's mount, umount2, open) or a process start pins the carrier, and on a one-CPU node
         // a single umount2 stuck on a stalled device then stalls every handler, Probe included.
         // The per-volume lock and the lvm bound end every wait at the caller's deadline, so the
         // number of threads follows the calls in flight.

@@ -17,14 +17,12 @@ import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import jnr.constants.platform.Errno;
-import jnr.ffi.LibraryLoader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** mount(2) and umount2(2) through jnr-ffi on the host kernel, on tmpfs under a temporary directory. Needs root. */
+/** mount(2) and umount2(2) through the JDK's foreign-function API on the host kernel, on tmpfs under a temporary directory. Needs root. */
 class MounterRootTest {
 
     @TempDir
@@ -102,7 +100,7 @@ class MounterRootTest {
     @Test
     void aFailedReadOnlyRemountUndoesTheBind() throws IOException {
         Path target = bindTarget("undone");
-        LibC real = LibraryLoader.create(LibC.class).load(LibraryLoader.DEFAULT_LIBRARY);
+        LibC real = NativeLibC.libc();
         AtomicInteger injected = new AtomicInteger();
         LibC remountFails = new ForwardingLibC(real) {
             @Override
@@ -128,7 +126,7 @@ class MounterRootTest {
             }
         };
         PathMounter mounter = new PathMounter(remountFails,
-                () -> injected.get() != 0 ? injected.get() : jnr.ffi.Runtime.getRuntime(real).getLastError(),
+                () -> injected.get() != 0 ? injected.get() : NativeLibC.lastError().getAsInt(),
                 table, new ProcessScanner(Path.of("/proc")));
 
         var e = assertThrows(DriverException.FailedPrecondition.class, () -> mounter.bindMount(source, target, true));

@@ -13,6 +13,12 @@ import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -27,7 +33,6 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
-import jnr.ffi.LibraryLoader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -60,6 +65,7 @@ public class PathRaceCheck {
             Status.Code.FAILED_PRECONDITION, Status.Code.NOT_FOUND);
 
     /** renameat2(2), which the JDK does not offer. */
+    @FunctionalInterface
     public interface Rename {
         int renameat2(int oldDirFd, String oldPath, int newDirFd, String newPath, int flags);
     }
@@ -78,7 +84,7 @@ public class PathRaceCheck {
     static void setUp() throws Exception {
         GuestEnv.assumeInGuest();
         // the C library this JVM runs on, as the driver binds it (NativeLibC)
-        rename = LibraryLoader.create(Rename.class).failImmediately().load(LibraryLoader.DEFAULT_LIBRARY);
+        rename = renameat2();
         driver = GuestDriver.start();
         Files.createDirectories(OUTSIDE_MOUNT);
         Files.createDirectories(OUTSIDE_MARKER);
@@ -91,6 +97,22 @@ public class PathRaceCheck {
         driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volumeId)
                 .setStagingTargetPath(staging.toString()).setVolumeCapability(Csi2.mount()).build());
         mountPointsOutside = mountPointsOutsideKubelet();
+    }
+
+    private static Rename renameat2() {
+        Linker linker = Linker.nativeLinker();
+        MethodHandle handle = linker.downcallHandle(linker.defaultLookup().find("renameat2").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                        ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+        return (oldDirFd, oldPath, newDirFd, newPath, flags) -> {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment from = arena.allocateFrom(oldPath);
+                MemorySegment to = arena.allocateFrom(newPath);
+                return (int) handle.invokeExact(oldDirFd, from, newDirFd, to, flags);
+            } catch (Throwable t) {
+                throw new IllegalStateException("renameat2: " + t, t);
+            }
+        };
     }
 
     @AfterAll

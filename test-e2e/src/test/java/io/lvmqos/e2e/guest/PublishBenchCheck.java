@@ -629,7 +629,7 @@ public class PublishBenchCheck {
                     .append(row("`" + mountProgram + " --bind` by fork/exec", "execMount"))
                     .append(row("`" + umountProgram + "` by fork/exec", "execUmount"))
                     .append(row("**`mount --bind` + `umount` pair by fork/exec** (the issue's baseline)", "execPair"))
-                    .append(row("bind mount(2) via `Mounter.bindMount` (jnr-ffi, O_PATH checks)", "ffiMount"))
+                    .append(row("bind mount(2) via `Mounter.bindMount` (FFM, O_PATH checks)", "ffiMount"))
                     .append(row("umount2(2) via `Mounter.unmount`", "ffiUmount"))
                     .append(row("Mounter bind + unmount pair", "ffiPair"))
                     .append(row("`CgroupLimitsWriter.apply` (controller checks, io.max write, read-back)", "cgroupApply"))

@@ -45,7 +45,9 @@ import org.junit.jupiter.api.Test;
  * staged and published into a pod of its own (a pod cgroup with a container cgroup below it, as
  * kubelet lays them out), every other one with a write limit. At each size: NodePublishVolume and
  * NodeUnpublishVolume of one more volume over {@value #ROUNDS} rounds, CreateVolume and
- * DeleteVolume, full metrics scrapes (checked to run no command), ControllerModifyVolume of a
+ * DeleteVolume each beside a bare {@code lvcreate} and {@code lvremove} fork with the driver's
+ * options (issue 27), {@value #BATCH} CreateVolume calls at once against {@value #BATCH} bare
+ * {@code lvcreate} forks in a row, full metrics scrapes (checked to run no command), ControllerModifyVolume of a
  * volume used by one pod, {@value #BATCH} publishes in a row against the same at once, the
  * driver's restart to its first ready Probe, and its idle RSS. At the largest size, where
  * device-mapper minors pass 255, every pod's io.max is checked to name its volume's major:minor,

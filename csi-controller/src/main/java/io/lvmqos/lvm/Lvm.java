@@ -34,19 +34,37 @@ public final class Lvm {
     private final CommandRunner runner;
     private final Path lvm;
     private final VolumeGroupLimiter limiter;
+    private final Optional<LvmShells> shells;
 
-    public Lvm(CommandRunner runner, Path lvmProgram, VolumeGroupLimiter limiter) {
+    public Lvm(CommandRunner runner, Path lvmProgram, VolumeGroupLimiter limiter, Optional<LvmShells> shells) {
         this.runner = runner;
         this.lvm = lvmProgram;
         this.limiter = limiter;
+        this.shells = shells;
     }
 
     public Lvm(CommandRunner runner, Path lvmProgram) {
-        this(runner, lvmProgram, VolumeGroupLimiter.standard());
+        this(runner, lvmProgram, VolumeGroupLimiter.standard(), Optional.empty());
     }
 
+    /** lvm forked once per command. */
     public static Lvm onThisHost(CommandRunner runner) {
         return new Lvm(runner, CommandRunner.locate("lvm"));
+    }
+
+    /**
+     * lvm run in long-lived shells ({@link LvmShells}) where it can be, their configuration made
+     * below {@code workDir}; the caller closes the shells when the driver ends.
+     */
+    public static Lvm withShells(CommandRunner runner, Path workDir) {
+        Path program = CommandRunner.locate("lvm");
+        return new Lvm(runner, program, VolumeGroupLimiter.standard(),
+                Optional.of(new LvmShells(runner, program, workDir, CHANGE_STOP_GRACE)));
+    }
+
+    /** Ends the idle lvm shells, if this runs lvm in shells. */
+    public void closeShells() {
+        shells.ifPresent(LvmShells::close);
     }
 
     public Optional<VolumeGroup> volumeGroup(String name) {
@@ -273,9 +291,13 @@ public final class Lvm {
         return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
     }
 
-    /** Every lvm process of the driver starts here, within the group's bound. */
+    /**
+     * Every lvm command of the driver runs here, within the group's bound: in one of the group's
+     * lvm shells where there are shells, otherwise as its own process.
+     */
     private CommandResult run(String volumeGroup, Command command) {
-        return limiter.run(volumeGroup, command.timeout(), () -> runner.run(command));
+        return limiter.run(volumeGroup, command.timeout(), () -> shells.flatMap(s -> s.run(volumeGroup, command))
+                .orElseGet(() -> runner.run(command)));
     }
 
     private Command command(Duration timeout, String... args) {

@@ -33,12 +33,23 @@ public class LvmMessagesCheck {
     private static final long MIB = 1024 * 1024;
     private static Lvm lvm;
     private static String vg;
+    /** Where the shells' configuration goes, when {@link LvmShellMessagesCheck} runs the same cases in shells. */
+    static Path shellDir;
 
     @BeforeAll
     static void driversLvm() {
         GuestEnv.assumeInGuest();
-        lvm = Lvm.onThisHost(new CommandRunner());
+        lvm = lvmWith(new CommandRunner());
         vg = GuestEnv.volumeGroup();
+    }
+
+    /** The driver's lvm as this run of the cases uses it: forked, or in shells. */
+    static Lvm lvmWith(CommandRunner runner) {
+        return shellDir == null ? Lvm.onThisHost(runner) : Lvm.withShells(runner, shellDir);
+    }
+
+    static void closeShells() {
+        lvm.closeShells();
     }
 
     @AfterEach
@@ -144,10 +155,14 @@ public class LvmMessagesCheck {
         Path noWait = Files.createDirectories(Path.of("/run/lvm-nowait"));
         String config = Files.readString(Path.of(System.getenv("LVM_SYSTEM_DIR"), "lvm.conf"));
         Files.writeString(noWait.resolve("lvm.conf"), config.replace("global {", "global {\n    wait_for_locks = 0"));
-        Lvm impatient = Lvm.onThisHost(new CommandRunner(Map.of("LVM_SYSTEM_DIR", noWait.toString())));
-        try (HeldVolumeGroupLock held = HeldVolumeGroupLock.take()) {
-            expect(DriverException.Unavailable.class, () -> impatient.volumeGroup(vg));
+        Lvm impatient = lvmWith(new CommandRunner(Map.of("LVM_SYSTEM_DIR", noWait.toString())));
+        try {
+            try (HeldVolumeGroupLock held = HeldVolumeGroupLock.take()) {
+                expect(DriverException.Unavailable.class, () -> impatient.volumeGroup(vg));
+            }
+            assertTrue(impatient.volumeGroup(vg).isPresent(), "the lock released, the same lvm answers");
+        } finally {
+            impatient.closeShells();
         }
-        assertTrue(impatient.volumeGroup(vg).isPresent(), "the lock released, the same lvm answers");
     }
 }

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The lvm2 command line, one method per verb. Reports are read as JSON in bytes; failures are
@@ -18,6 +20,8 @@ import java.util.Optional;
  * stderr themselves.
  */
 public final class Lvm {
+
+    private static final Logger log = LoggerFactory.getLogger(Lvm.class);
 
     // Reports queue behind other commands on the VG lock; the caller's RPC deadline bounds them anyway.
     private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(120);
@@ -179,7 +183,7 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup);
-        change(volumeGroup, args);
+        changeActivatingPool(volumeGroup, args);
     }
 
     /**
@@ -192,7 +196,7 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup + "/" + origin);
-        change(volumeGroup, args);
+        changeActivatingPool(volumeGroup, args);
     }
 
     public void extend(String volumeGroup, String name, long sizeBytes) {
@@ -200,7 +204,7 @@ public final class Lvm {
     }
 
     public void activate(String volumeGroup, String name) {
-        change(volumeGroup, activation(volumeGroup, name));
+        changeActivatingPool(volumeGroup, activation(volumeGroup, name));
     }
 
     /**
@@ -210,7 +214,7 @@ public final class Lvm {
      * that can never be activated (the kernel answers ENODATA).
      */
     public boolean activateIfInPool(String volumeGroup, String name) {
-        CommandResult result = runChange(volumeGroup, activation(volumeGroup, name));
+        CommandResult result = runActivatingPool(volumeGroup, activation(volumeGroup, name));
         if (LvmFailure.THIN_DEVICE_MISSING.isWhy(result)) {
             return false;
         }
@@ -277,6 +281,47 @@ public final class Lvm {
     private Command lvsReport(List<String> fields, String selector) {
         return command(REPORT_TIMEOUT, "lvs", "--all", "--reportformat", "json", "--units", "b", "--nosuffix",
                 "--binary", "-o", String.join(",", fields), "--", selector);
+    }
+
+    private void changeActivatingPool(String volumeGroup, List<String> args) {
+        CommandResult result = runActivatingPool(volumeGroup, args);
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
+    }
+
+    /**
+     * A change that may have to activate a thin pool. lvm activates a pool's metadata and data LVs
+     * before the pool; an lvm killed between the two (the driver's container OOM-killed inside an
+     * lvcreate) leaves the metadata LV active on its own, and from then on lvm refuses to activate
+     * the pool "while logical volume ..._tmeta is active", so no thin volume of that pool could be
+     * made or activated again until someone deactivated it by hand. That component holds no
+     * filesystem and nothing of the driver's; it is deactivated (lvm refuses if something has it
+     * open) and the change run once more.
+     */
+    private CommandResult runActivatingPool(String volumeGroup, List<String> args) {
+        CommandResult result = runChange(volumeGroup, args);
+        Optional<String> refusal = LvmFailure.POOL_COMPONENT_ACTIVE.isWhy(result)
+                ? LvmFailure.POOL_COMPONENT_ACTIVE.line(result) : Optional.empty();
+        Optional<String> component = refusal.map(Lvm::activeComponent);
+        if (component.isEmpty() || !component.get().startsWith(volumeGroup + "/")) {
+            return result;
+        }
+        log.warn("lvm said \"{}\": deactivating {}, left active on its own (a thin pool activation cut short), "
+                + "and trying again", refusal.get(), component.get());
+        CommandResult deactivated = runChange(volumeGroup, List.of("lvchange", "--activate", "n", "--",
+                component.get()));
+        if (!deactivated.succeeded()) {
+            return result;
+        }
+        return runChange(volumeGroup, args);
+    }
+
+    /** The LV named second in lvm's "Activation of logical volume A is prohibited while logical volume B is active." */
+    static String activeComponent(String line) {
+        String marker = "while logical volume ";
+        int start = line.indexOf(marker) + marker.length();
+        return line.substring(start, line.lastIndexOf(" is active."));
     }
 
     private void change(String volumeGroup, List<String> args) {

@@ -106,6 +106,26 @@ public class LvmMessagesCheck {
         lvm.remove(vg, "lvmmsg-thin");
     }
 
+    /**
+     * A pool whose metadata LV is active on its own, as an lvm killed inside the pool's activation
+     * leaves it (here by a component activation): lvm refuses to activate the pool around it, and
+     * the driver deactivates the component and makes the thin LV all the same.
+     */
+    @Test
+    void aPoolLeftHalfActivatedIsActivatedAfterItsComponentIsDeactivated() {
+        ok("lvm", "lvcreate", "-q", "-y", "--type", "thin-pool", "-Z", "y", "-L", "8m", "-n", "lvmmsg-pool", vg);
+        ok("lvm", "lvchange", "-an", vg + "/lvmmsg-pool");
+        ok("lvm", "lvchange", "-ay", "-y", vg + "/lvmmsg-pool_tmeta");
+        GuestCommand.Result refused = GuestCommand.run("lvm", "lvcreate", "-q", "-y", "--virtualsize", "8m", "--thinpool",
+                "lvmmsg-pool", "-n", "lvmmsg-thin", vg);
+        assertFalse(refused.succeeded(), "lvm itself refuses while the component is active");
+        System.out.println("lvm said, with the pool's metadata LV active: " + refused.stderr().strip());
+        lvm.createThin(vg, "lvmmsg-pool", "lvmmsg-thin", 8 * MIB, List.of());
+        assertTrue(ok("lvm", "lvs", "--noheadings", "-o", "lv_attr", vg + "/lvmmsg-thin").strip().charAt(4) == 'a',
+                "the thin LV is made and active");
+        lvm.remove(vg, "lvmmsg-thin");
+    }
+
     @Test
     void aTakenNameIsAlreadyExists() {
         lvm.createLinear(vg, "lvmmsg-a", 8 * MIB, List.of());

@@ -23,6 +23,7 @@ import io.lvmqos.volume.VolumeParameters.LvmType;
 import io.lvmqos.volume.VolumeTags;
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,6 +53,7 @@ public final class VolumeProvisioner {
     private final DeviceUsers users;
     private final PodLimitsApplier pods;
     private final GuaranteePolicy guarantees;
+    private final RecentContents recent;
 
     public VolumeProvisioner(Lvm lvm, ResumableWipe wipe, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
                              PodLimitsApplier pods, GuaranteePolicy guarantees) {
@@ -62,6 +64,7 @@ public final class VolumeProvisioner {
         this.locks = locks;
         this.users = users;
         this.pods = pods;
+        this.recent = new RecentContents(lvm);
     }
 
     public VolumeCatalog catalog() {
@@ -80,7 +83,8 @@ public final class VolumeProvisioner {
     /**
      * Makes the volume, or recognises it from a previous attempt. Three lvm commands: one lvs
      * of the whole group (existence, extent size, free space, the pool), the lvcreate, and an
-     * lvs of the new LV.
+     * lvs of the new LV; a new thin volume without a floor or a source, made while the group as
+     * last read still holds ({@link RecentContents}), only the lvcreate.
      */
     public ManagedVolume createVolume(VolumeRequest request) {
         String vg = volumeGroupFor(request.parameters());
@@ -89,28 +93,26 @@ public final class VolumeProvisioner {
         // a floor is admitted against the group's other floors: two creates must not both take the last of it
         try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName);
              KeyedLocks.Held admission = guarantee.hasFloor() ? locks.lock(admissionKey(vg)) : null) {
-            VolumeGroupContents contents = contents(vg);
+            Optional<ManagedVolume> fromRecent = createThinFromRecent(request, vg, lvName);
+            if (fromRecent.isPresent()) {
+                return fromRecent.get();
+            }
+            RecentContents.Recent read = contents(vg);
+            VolumeGroupContents contents = read.contents();
             Optional<LogicalVolume> existing = contents.find(lvName);
             if (existing.isPresent()) {
                 Optional<ManagedVolume> adopted = adopt(request, existing.get());
                 if (adopted.isPresent()) {
                     return adopted.get();
                 }
-                contents = contents(vg);
+                read = contents(vg);
+                contents = read.contents();
             }
             VolumeGroup group = contents.group();
             long size = request.capacity().sizeFor(group.extentSizeBytes());
             guarantee.requireConsistent(request.parameters().qos().forSize(size));
             guarantees.admit(vg, guarantee, GuaranteePolicy.guaranteesOf(catalog.node(), contents.volumes(), lvName));
-            Map<String, String> tags = new LinkedHashMap<>();
-            tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
-            tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
-            tags.put(VolumeTags.PARAMETERS, request.parametersDigest());
-            tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
-            if (request.source().isPresent() || request.parameters().lvmType() == LvmType.THIN) {
-                // ControllerExpandVolume gets no parameters: the ratio this volume was admitted under is kept
-                tags.put(VolumeTags.OVERPROVISION_RATIO, request.parameters().overprovisionRatio().toPlainString());
-            }
+            Map<String, String> tags = tagsOf(request, size);
             if (request.source().isPresent()) {
                 VolumeId source = request.source().get();
                 LogicalVolume origin = sourceVolume(source, vg, contents);
@@ -135,8 +137,63 @@ public final class VolumeProvisioner {
                 }
                 lvm.createLinear(vg, lvName, size, Lvm.tags(tags));
             }
-            return reread(vg, lvName);
+            ManagedVolume made = reread(vg, lvName);
+            recent.made(vg, read.changes(), made.lv());
+            return made;
         }
+    }
+
+    private static Map<String, String> tagsOf(VolumeRequest request, long size) {
+        Map<String, String> tags = new LinkedHashMap<>();
+        tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
+        tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
+        tags.put(VolumeTags.PARAMETERS, request.parametersDigest());
+        tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
+        if (request.source().isPresent() || request.parameters().lvmType() == LvmType.THIN) {
+            // ControllerExpandVolume gets no parameters: the ratio this volume was admitted under is kept
+            tags.put(VolumeTags.OVERPROVISION_RATIO, request.parameters().overprovisionRatio().toPlainString());
+        }
+        return tags;
+    }
+
+    /**
+     * A new thin volume checked against the group as last read and made with the lvcreate alone;
+     * empty, with nothing changed, when the full path must decide: another kind of request, no
+     * recent read of the group, an LV of that name in it, or a pool the recent read finds no room in
+     * (so that only a fresh read refuses). A name taken since the read answers AlreadyExists from
+     * lvm, and the full path then looks at that LV as for any retry.
+     */
+    private Optional<ManagedVolume> createThinFromRecent(VolumeRequest request, String vg, String lvName) {
+        Guarantee guarantee = request.parameters().qos().guarantee();
+        if (request.parameters().lvmType() != LvmType.THIN || request.source().isPresent() || guarantee.hasFloor()) {
+            return Optional.empty();
+        }
+        Optional<RecentContents.Recent> recentRead = recent.recent(vg);
+        if (recentRead.isEmpty() || recentRead.get().contents().find(lvName).isPresent()) {
+            return Optional.empty();
+        }
+        VolumeGroupContents contents = recentRead.get().contents();
+        String pool = request.parameters().thinPool();
+        long size = request.capacity().sizeFor(contents.group().extentSizeBytes());
+        guarantee.requireConsistent(request.parameters().qos().forSize(size));
+        guarantees.admit(vg, guarantee, List.of());
+        try {
+            checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
+        } catch (DriverException refused) {
+            return Optional.empty();
+        }
+        Map<String, String> tags = tagsOf(request, size);
+        try {
+            lvm.createThin(vg, pool, lvName, size, Lvm.tags(tags));
+        } catch (DriverException.AlreadyExists taken) {
+            recent.forget(vg);
+            return Optional.empty();
+        }
+        LogicalVolume lv = Lvm.madeThin(vg, lvName, size, tags, thinPool(contents, pool), Instant.now());
+        recent.made(vg, recentRead.get().changes(), lv);
+        ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow();
+        catalog.put(volume);
+        return Optional.of(volume);
     }
 
     /** The key of the lock that admissions of floors in a volume group take, after the volume's own. */
@@ -145,8 +202,8 @@ public final class VolumeProvisioner {
         return "floors of " + volumeGroup;
     }
 
-    private VolumeGroupContents contents(String vg) {
-        return lvm.contents(vg).orElseThrow(() -> DriverException.failedPrecondition(
+    private RecentContents.Recent contents(String vg) {
+        return recent.read(vg).orElseThrow(() -> DriverException.failedPrecondition(
                 "volume group " + vg + " not found on node " + catalog.node()));
     }
 
@@ -298,11 +355,13 @@ public final class VolumeProvisioner {
         if (catalog.indexed(id).filter(volume -> volume.lv().isThin()).isEmpty()) {
             return false;
         }
+        Optional<RecentContents.Recent> recentRead = recent.recent(id.volumeGroup());
         try {
             lvm.removeIfPresent(id.volumeGroup(), id.lvName());
         } catch (DriverException.FailedPrecondition refused) {
             return false;
         }
+        recentRead.ifPresent(r -> recent.removed(id.volumeGroup(), r.changes(), id.lvName()));
         catalog.forget(id);
         return true;
     }

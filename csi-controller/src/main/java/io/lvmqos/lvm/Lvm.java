@@ -6,10 +6,14 @@ import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,11 +38,26 @@ public final class Lvm {
      * DaemonSet's 30 s termination grace.
      */
     static final Duration CHANGE_STOP_GRACE = Duration.ofSeconds(15);
+    /** A thin pool's metadata and data LVs. */
+    private static final int POOL_COMPONENTS = 2;
 
     private final CommandRunner runner;
     private final Path lvm;
     private final VolumeGroupLimiter limiter;
     private final Optional<LvmShells> shells;
+    private final ConcurrentHashMap<String, Changes> changes = new ConcurrentHashMap<>();
+
+    /**
+     * How many metadata changes this driver has started and finished on a volume group: two equal
+     * counts, read before and after a report, say that no change of the driver's ran beside it.
+     */
+    public record Changes(long started, long finished) {
+
+        /** No change of the driver's is running. */
+        public boolean quiet() {
+            return started == finished;
+        }
+    }
 
     public Lvm(CommandRunner runner, Path lvmProgram, VolumeGroupLimiter limiter, Optional<LvmShells> shells) {
         this.runner = runner;
@@ -301,20 +320,24 @@ public final class Lvm {
      */
     private CommandResult runActivatingPool(String volumeGroup, List<String> args) {
         CommandResult result = runChange(volumeGroup, args);
-        Optional<String> refusal = LvmFailure.POOL_COMPONENT_ACTIVE.isWhy(result)
-                ? LvmFailure.POOL_COMPONENT_ACTIVE.line(result) : Optional.empty();
-        Optional<String> component = refusal.map(Lvm::activeComponent);
-        if (component.isEmpty() || !component.get().startsWith(volumeGroup + "/")) {
-            return result;
+        // a pool has two such components, its metadata and its data LV, and lvm names one at a time
+        for (int attempt = 0; attempt < POOL_COMPONENTS; attempt++) {
+            Optional<String> refusal = LvmFailure.POOL_COMPONENT_ACTIVE.isWhy(result)
+                    ? LvmFailure.POOL_COMPONENT_ACTIVE.line(result) : Optional.empty();
+            Optional<String> component = refusal.map(Lvm::activeComponent);
+            if (component.isEmpty() || !component.get().startsWith(volumeGroup + "/")) {
+                return result;
+            }
+            log.warn("lvm said \"{}\": deactivating {}, left active on its own (a thin pool activation cut short), "
+                    + "and trying again", refusal.get(), component.get());
+            CommandResult deactivated = runChange(volumeGroup, List.of("lvchange", "--activate", "n", "--",
+                    component.get()));
+            if (!deactivated.succeeded()) {
+                return result;
+            }
+            result = runChange(volumeGroup, args);
         }
-        log.warn("lvm said \"{}\": deactivating {}, left active on its own (a thin pool activation cut short), "
-                + "and trying again", refusal.get(), component.get());
-        CommandResult deactivated = runChange(volumeGroup, List.of("lvchange", "--activate", "n", "--",
-                component.get()));
-        if (!deactivated.succeeded()) {
-            return result;
-        }
-        return runChange(volumeGroup, args);
+        return result;
     }
 
     /** The LV named second in lvm's "Activation of logical volume A is prohibited while logical volume B is active." */
@@ -331,9 +354,37 @@ public final class Lvm {
         }
     }
 
-    /** A command that changes metadata: the change timeout, and time to finish before SIGKILL. */
+    /** The driver's changes on the group so far. */
+    public Changes changes(String volumeGroup) {
+        return changes.getOrDefault(volumeGroup, new Changes(0, 0));
+    }
+
+    /**
+     * A command that changes metadata: the change timeout, and time to finish before SIGKILL;
+     * counted in {@link #changes} from before it is queued until it has ended, however it ended.
+     */
     private CommandResult runChange(String volumeGroup, List<String> args) {
-        return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
+        changes.merge(volumeGroup, new Changes(1, 0), (a, b) -> new Changes(a.started() + 1, a.finished()));
+        try {
+            return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
+        } finally {
+            changes.merge(volumeGroup, new Changes(1, 1), (a, b) -> new Changes(a.started(), a.finished() + 1));
+        }
+    }
+
+    /**
+     * The LV a successful {@link #createThin} made, as {@code lvs} reports it (LvmShellCheck compares
+     * the two): active, not open, its device-mapper path by lvm's naming rule (a '-' in a name doubled),
+     * no data written yet, zeroing as its pool does (lvs reports the segment's flag, the pool's).
+     * {@code created} is the caller's clock after the create, within a second of
+     * the time lvm stored; only snapshots report a creation time, and they are read back from lvm.
+     */
+    public static LogicalVolume madeThin(String volumeGroup, String name, long sizeBytes, Map<String, String> tags,
+                                         LogicalVolume pool, Instant created) {
+        Path device = Path.of("/dev/mapper", volumeGroup.replace("-", "--") + "-" + name.replace("-", "--"));
+        return new LogicalVolume(volumeGroup, name, sizeBytes, LogicalVolume.SegmentType.THIN, true, false, false,
+                pool.zeroing(), tags, Optional.of(pool.name()), Optional.empty(), created.truncatedTo(ChronoUnit.SECONDS),
+                device, OptionalDouble.of(0), OptionalDouble.empty(), LogicalVolume.PoolHealth.OK);
     }
 
     /**

@@ -107,15 +107,16 @@ public class LvmMessagesCheck {
     }
 
     /**
-     * A pool whose metadata LV is active on its own, as an lvm killed inside the pool's activation
-     * leaves it (here by a component activation): lvm refuses to activate the pool around it, and
-     * the driver deactivates the component and makes the thin LV all the same.
+     * A pool whose metadata and data LVs are active on their own, as an lvm killed inside the pool's
+     * activation leaves them (here by component activations): lvm refuses to activate the pool around
+     * them, naming one at a time, and the driver deactivates both and makes the thin LV all the same.
      */
     @Test
     void aPoolLeftHalfActivatedIsActivatedAfterItsComponentIsDeactivated() {
         ok("lvm", "lvcreate", "-q", "-y", "--type", "thin-pool", "-Z", "y", "-L", "8m", "-n", "lvmmsg-pool", vg);
         ok("lvm", "lvchange", "-an", vg + "/lvmmsg-pool");
         ok("lvm", "lvchange", "-ay", "-y", vg + "/lvmmsg-pool_tmeta");
+        ok("lvm", "lvchange", "-ay", "-y", vg + "/lvmmsg-pool_tdata");
         GuestCommand.Result refused = GuestCommand.run("lvm", "lvcreate", "-q", "-y", "--virtualsize", "8m", "--thinpool",
                 "lvmmsg-pool", "-n", "lvmmsg-thin", vg);
         assertFalse(refused.succeeded(), "lvm itself refuses while the component is active");

@@ -17,8 +17,11 @@ import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -87,6 +90,26 @@ public class LvmShellCheck {
             lvm.createThin(vg, pool, "shell-1", 8 * MIB, List.of());
             lvm.createThin(vg, pool, "shell-1", 8 * MIB, List.of());
         });
+    }
+
+    /**
+     * What the driver records of a thin LV it has just made, without reading it back, is what lvm
+     * reports of it; only the creation time may differ, by the second lvm took.
+     */
+    @Test
+    void aThinLvAsTheDriverRecordsItIsTheLvAsLvmReportsIt() {
+        String pool = GuestEnv.thinPool().orElseThrow();
+        Map<String, String> tags = Map.of("lvmqos.name", "dm9sLWE", "lvmqos.requested", "8388608");
+        lvm.createThin(vg, pool, "shell-2", 8 * MIB, Lvm.tags(tags));
+        LogicalVolume recorded = Lvm.madeThin(vg, "shell-2", 8 * MIB, tags,
+                lvm.logicalVolume(vg, pool).orElseThrow(), Instant.now());
+        LogicalVolume reported = lvm.logicalVolume(vg, "shell-2").orElseThrow();
+        assertTrue(Duration.between(reported.created(), recorded.created()).abs().toSeconds() <= 2,
+                reported.created() + " against " + recorded.created());
+        assertEquals(reported, new LogicalVolume(recorded.volumeGroup(), recorded.name(), recorded.sizeBytes(),
+                recorded.segmentType(), recorded.active(), recorded.open(), recorded.activationSkip(), recorded.zeroing(),
+                recorded.tags(), recorded.pool(), recorded.origin(), reported.created(), recorded.devicePath(),
+                recorded.dataPercent(), recorded.metadataPercent(), recorded.health()));
     }
 
     @Test

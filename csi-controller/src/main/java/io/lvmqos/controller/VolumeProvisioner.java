@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,8 +84,8 @@ public final class VolumeProvisioner {
     /**
      * Makes the volume, or recognises it from a previous attempt. Three lvm commands: one lvs
      * of the whole group (existence, extent size, free space, the pool), the lvcreate, and an
-     * lvs of the new LV; a new thin volume without a floor or a source, made while the group as
-     * last read still holds ({@link RecentContents}), only the lvcreate.
+     * lvs of the new LV; a new thin volume without a floor or a source, decided against the group's
+     * copy ({@link RecentContents}), only the lvcreate.
      */
     public ManagedVolume createVolume(VolumeRequest request) {
         String vg = volumeGroupFor(request.parameters());
@@ -97,16 +98,14 @@ public final class VolumeProvisioner {
             if (fromRecent.isPresent()) {
                 return fromRecent.get();
             }
-            RecentContents.Recent read = contents(vg);
-            VolumeGroupContents contents = read.contents();
+            VolumeGroupContents contents = contents(vg);
             Optional<LogicalVolume> existing = contents.find(lvName);
             if (existing.isPresent()) {
                 Optional<ManagedVolume> adopted = adopt(request, existing.get());
                 if (adopted.isPresent()) {
                     return adopted.get();
                 }
-                read = contents(vg);
-                contents = read.contents();
+                contents = contents(vg);
             }
             VolumeGroup group = contents.group();
             long size = request.capacity().sizeFor(group.extentSizeBytes());
@@ -137,9 +136,7 @@ public final class VolumeProvisioner {
                 }
                 lvm.createLinear(vg, lvName, size, Lvm.tags(tags));
             }
-            ManagedVolume made = reread(vg, lvName);
-            recent.made(vg, read.changes(), made.lv());
-            return made;
+            return reread(vg, lvName);
         }
     }
 
@@ -156,41 +153,61 @@ public final class VolumeProvisioner {
         return tags;
     }
 
+    /** A thin create decided against the group's copy: the LV it will make, and its tags in order. */
+    private record PlannedThin(LogicalVolume lv, Map<String, String> tags) {
+    }
+
     /**
-     * A new thin volume checked against the group as last read and made with the lvcreate alone;
-     * empty, with nothing changed, when the full path must decide: another kind of request, no
-     * recent read of the group, an LV of that name in it, or a pool the recent read finds no room in
-     * (so that only a fresh read refuses). A name taken since the read answers AlreadyExists from
-     * lvm, and the full path then looks at that LV as for any retry.
+     * A new thin volume decided against the group's copy ({@link RecentContents}) and made with the
+     * lvcreate alone; empty, with nothing changed, when the full path must decide: another kind of
+     * request, no copy to be had, an LV of that name in it, or a pool the copy finds no room in (so
+     * that only a fresh read refuses). A name taken meanwhile answers AlreadyExists from lvm, and the
+     * full path then looks at that LV as for any retry.
      */
     private Optional<ManagedVolume> createThinFromRecent(VolumeRequest request, String vg, String lvName) {
         Guarantee guarantee = request.parameters().qos().guarantee();
         if (request.parameters().lvmType() != LvmType.THIN || request.source().isPresent() || guarantee.hasFloor()) {
             return Optional.empty();
         }
-        Optional<RecentContents.Recent> recentRead = recent.recent(vg);
-        if (recentRead.isEmpty() || recentRead.get().contents().find(lvName).isPresent()) {
-            return Optional.empty();
-        }
-        VolumeGroupContents contents = recentRead.get().contents();
         String pool = request.parameters().thinPool();
-        long size = request.capacity().sizeFor(contents.group().extentSizeBytes());
-        guarantee.requireConsistent(request.parameters().qos().forSize(size));
-        guarantees.admit(vg, guarantee, List.of());
-        try {
-            checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
-        } catch (DriverException refused) {
+        Function<VolumeGroupContents, Optional<PlannedThin>> plan = contents -> {
+            if (contents.find(lvName).isPresent()) {
+                return Optional.empty();
+            }
+            long size = request.capacity().sizeFor(contents.group().extentSizeBytes());
+            guarantee.requireConsistent(request.parameters().qos().forSize(size));
+            guarantees.admit(vg, guarantee, List.of());
+            try {
+                checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
+            } catch (DriverException refused) {
+                return Optional.empty();
+            }
+            Map<String, String> tags = tagsOf(request, size);
+            return Optional.of(new PlannedThin(Lvm.madeThin(vg, lvName, size, tags, thinPool(contents, pool),
+                    Instant.now()), tags));
+        };
+        Optional<PlannedThin> planned = recent.reserve(vg, plan, PlannedThin::lv);
+        if (planned.isEmpty()) {
+            recent.readIfStale(vg);
+            planned = recent.reserve(vg, plan, PlannedThin::lv);
+        }
+        if (planned.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, String> tags = tagsOf(request, size);
+        LogicalVolume lv = planned.get().lv();
         try {
-            lvm.createThin(vg, pool, lvName, size, Lvm.tags(tags));
+            lvm.createThin(vg, pool, lvName, lv.sizeBytes(), Lvm.tags(planned.get().tags()));
         } catch (DriverException.AlreadyExists taken) {
             recent.forget(vg);
             return Optional.empty();
+        } catch (DriverException.Aborted waitedTooLong) {
+            // the group's bound or the driver's shutdown stopped it before lvm ran it
+            recent.cancel(vg, lvName);
+            throw waitedTooLong;
+        } catch (RuntimeException failed) {
+            recent.forget(vg);
+            throw failed;
         }
-        LogicalVolume lv = Lvm.madeThin(vg, lvName, size, tags, thinPool(contents, pool), Instant.now());
-        recent.made(vg, recentRead.get().changes(), lv);
         ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow();
         catalog.put(volume);
         return Optional.of(volume);
@@ -202,7 +219,7 @@ public final class VolumeProvisioner {
         return "floors of " + volumeGroup;
     }
 
-    private RecentContents.Recent contents(String vg) {
+    private VolumeGroupContents contents(String vg) {
         return recent.read(vg).orElseThrow(() -> DriverException.failedPrecondition(
                 "volume group " + vg + " not found on node " + catalog.node()));
     }
@@ -355,13 +372,18 @@ public final class VolumeProvisioner {
         if (catalog.indexed(id).filter(volume -> volume.lv().isThin()).isEmpty()) {
             return false;
         }
-        Optional<RecentContents.Recent> recentRead = recent.recent(id.volumeGroup());
+        boolean reserved = recent.reserveRemoval(id.volumeGroup(), id.lvName());
         try {
             lvm.removeIfPresent(id.volumeGroup(), id.lvName());
         } catch (DriverException.FailedPrecondition refused) {
+            recent.forget(id.volumeGroup());
             return false;
+        } catch (RuntimeException failed) {
+            if (reserved) {
+                recent.forget(id.volumeGroup());
+            }
+            throw failed;
         }
-        recentRead.ifPresent(r -> recent.removed(id.volumeGroup(), r.changes(), id.lvName()));
         catalog.forget(id);
         return true;
     }

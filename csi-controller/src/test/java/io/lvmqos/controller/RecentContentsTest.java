@@ -48,61 +48,76 @@ class RecentContentsTest {
         changes.put(VG, new Lvm.Changes(started, finished));
     }
 
+    private Optional<LogicalVolume> reserve(String name) {
+        return recent.reserve(VG, contents -> contents.find(name).isPresent() ? Optional.empty()
+                : Optional.of(thin(name)), lv -> lv);
+    }
+
+    private List<String> names() {
+        return recent.contents(VG).orElseThrow().volumes().stream().map(LogicalVolume::name).toList();
+    }
+
     @Test
     void aReadWithNoChangeBesideItStandsForTheNextUntilItIsTooOld() {
-        assertTrue(recent.recent(VG).isEmpty(), "nothing read yet");
+        assertTrue(recent.contents(VG).isEmpty(), "nothing read yet");
         recent.read(VG);
-        assertEquals(lvs, recent.recent(VG).orElseThrow().contents());
+        assertEquals(lvs, recent.contents(VG).orElseThrow());
         clock.set(RecentContents.MAX_AGE.toNanos() + 1);
-        assertTrue(recent.recent(VG).isEmpty(), "older than the bound");
+        assertTrue(recent.contents(VG).isEmpty(), "older than the bound");
     }
 
     @Test
     void aReadBesideARunningChangeIsNotKept() {
         change(1, 0);
         recent.read(VG);
-        assertTrue(recent.recent(VG).isEmpty());
+        assertTrue(recent.contents(VG).isEmpty());
     }
 
     @Test
-    void anyChangeTheEntryWasNotToldOfForgetsIt() {
+    void aChangeTheCopyDidNotHandOutDropsIt() {
         recent.read(VG);
         change(1, 1);
-        assertTrue(recent.recent(VG).isEmpty());
+        assertTrue(recent.contents(VG).isEmpty());
+        assertTrue(reserve("vol_b").isEmpty(), "nothing to reserve from");
     }
 
     @Test
-    void theDriversOwnCreateAndRemoveKeepItCurrent() {
-        RecentContents.Recent read = recent.read(VG).orElseThrow();
-        change(1, 1);
-        recent.made(VG, read.changes(), thin("vol_b"));
-        RecentContents.Recent after = recent.recent(VG).orElseThrow();
-        assertEquals(List.of("vol_a", "vol_b"), after.contents().volumes().stream().map(LogicalVolume::name).toList());
-        change(2, 2);
-        recent.removed(VG, after.changes(), "vol_a");
-        assertEquals(List.of("vol_b"),
-                recent.recent(VG).orElseThrow().contents().volumes().stream().map(LogicalVolume::name).toList());
+    void reservedCreatesAndRemovesAreInTheCopyBeforeTheyRunAndTheirChangesAreItsOwn() {
+        recent.read(VG);
+        assertTrue(reserve("vol_b").isPresent());
+        assertTrue(reserve("vol_c").isPresent(), "a second create at once sees the first");
+        assertEquals(List.of("vol_a", "vol_b", "vol_c"), names());
+        assertTrue(reserve("vol_b").isEmpty(), "the plan sees the reserved name");
+        change(1, 0);
+        change(2, 1);
+        assertTrue(recent.reserveRemoval(VG, "vol_a"));
+        change(3, 3);
+        assertEquals(List.of("vol_b", "vol_c"), names());
+        change(4, 4);
+        assertTrue(recent.contents(VG).isEmpty(), "a fourth change nobody reserved");
         assertEquals(1, reads, "one lvs for all of it");
     }
 
     @Test
-    void aCreateBesideAnotherChangeForgetsTheGroup() {
-        RecentContents.Recent read = recent.read(VG).orElseThrow();
-        change(2, 2); // another change ran beside this create's lvcreate
-        recent.made(VG, read.changes(), thin("vol_b"));
-        assertTrue(recent.recent(VG).isEmpty());
-        change(3, 2); // or is still running
+    void aCreateThatRanNothingIsTakenBackAndAFailedOneDropsTheCopy() {
         recent.read(VG);
-        assertTrue(recent.recent(VG).isEmpty());
+        reserve("vol_b");
+        change(1, 1);
+        recent.cancel(VG, "vol_b");
+        assertEquals(List.of("vol_a"), names());
+        reserve("vol_c");
+        change(2, 2);
+        recent.forget(VG);
+        assertTrue(recent.contents(VG).isEmpty());
     }
 
     @Test
-    void aCreateFromAnEntryThatWasReplacedMeanwhileForgetsTheGroup() {
-        RecentContents.Recent stale = recent.read(VG).orElseThrow();
-        change(1, 1);
-        recent.read(VG);
-        change(2, 2);
-        recent.made(VG, stale.changes(), thin("vol_b"));
-        assertTrue(recent.recent(VG).isEmpty(), "counted from another read");
+    void createsThatFindNoCopyShareOneRead() {
+        recent.readIfStale(VG);
+        recent.readIfStale(VG);
+        assertEquals(1, reads);
+        clock.set(RecentContents.MAX_AGE.toNanos() + 1);
+        recent.readIfStale(VG);
+        assertEquals(2, reads);
     }
 }

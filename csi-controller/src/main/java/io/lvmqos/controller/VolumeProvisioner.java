@@ -23,12 +23,14 @@ import io.lvmqos.volume.VolumeParameters.LvmType;
 import io.lvmqos.volume.VolumeTags;
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +54,7 @@ public final class VolumeProvisioner {
     private final DeviceUsers users;
     private final PodLimitsApplier pods;
     private final GuaranteePolicy guarantees;
+    private final RecentContents recent;
 
     public VolumeProvisioner(Lvm lvm, ResumableWipe wipe, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
                              PodLimitsApplier pods, GuaranteePolicy guarantees) {
@@ -62,6 +65,7 @@ public final class VolumeProvisioner {
         this.locks = locks;
         this.users = users;
         this.pods = pods;
+        this.recent = new RecentContents(lvm);
     }
 
     public VolumeCatalog catalog() {
@@ -80,7 +84,8 @@ public final class VolumeProvisioner {
     /**
      * Makes the volume, or recognises it from a previous attempt. Three lvm commands: one lvs
      * of the whole group (existence, extent size, free space, the pool), the lvcreate, and an
-     * lvs of the new LV.
+     * lvs of the new LV; a new thin volume without a floor or a source, decided against the group's
+     * copy ({@link RecentContents}), only the lvcreate.
      */
     public ManagedVolume createVolume(VolumeRequest request) {
         String vg = volumeGroupFor(request.parameters());
@@ -89,6 +94,10 @@ public final class VolumeProvisioner {
         // a floor is admitted against the group's other floors: two creates must not both take the last of it
         try (KeyedLocks.Held held = locks.lock(vg + "/" + lvName);
              KeyedLocks.Held admission = guarantee.hasFloor() ? locks.lock(admissionKey(vg)) : null) {
+            Optional<ManagedVolume> fromRecent = createThinFromRecent(request, vg, lvName);
+            if (fromRecent.isPresent()) {
+                return fromRecent.get();
+            }
             VolumeGroupContents contents = contents(vg);
             Optional<LogicalVolume> existing = contents.find(lvName);
             if (existing.isPresent()) {
@@ -102,15 +111,7 @@ public final class VolumeProvisioner {
             long size = request.capacity().sizeFor(group.extentSizeBytes());
             guarantee.requireConsistent(request.parameters().qos().forSize(size));
             guarantees.admit(vg, guarantee, GuaranteePolicy.guaranteesOf(catalog.node(), contents.volumes(), lvName));
-            Map<String, String> tags = new LinkedHashMap<>();
-            tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
-            tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
-            tags.put(VolumeTags.PARAMETERS, request.parametersDigest());
-            tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
-            if (request.source().isPresent() || request.parameters().lvmType() == LvmType.THIN) {
-                // ControllerExpandVolume gets no parameters: the ratio this volume was admitted under is kept
-                tags.put(VolumeTags.OVERPROVISION_RATIO, request.parameters().overprovisionRatio().toPlainString());
-            }
+            Map<String, String> tags = tagsOf(request, size);
             if (request.source().isPresent()) {
                 VolumeId source = request.source().get();
                 LogicalVolume origin = sourceVolume(source, vg, contents);
@@ -139,6 +140,79 @@ public final class VolumeProvisioner {
         }
     }
 
+    private static Map<String, String> tagsOf(VolumeRequest request, long size) {
+        Map<String, String> tags = new LinkedHashMap<>();
+        tags.put(VolumeTags.NAME, VolumeTags.encodeName(request.csiName()));
+        tags.put(VolumeTags.REQUESTED_BYTES, Long.toString(size));
+        tags.put(VolumeTags.PARAMETERS, request.parametersDigest());
+        tags.putAll(VolumeTags.qosTags(request.parameters().qos()));
+        if (request.source().isPresent() || request.parameters().lvmType() == LvmType.THIN) {
+            // ControllerExpandVolume gets no parameters: the ratio this volume was admitted under is kept
+            tags.put(VolumeTags.OVERPROVISION_RATIO, request.parameters().overprovisionRatio().toPlainString());
+        }
+        return tags;
+    }
+
+    /** A thin create decided against the group's copy: the LV it will make, and its tags in order. */
+    private record PlannedThin(LogicalVolume lv, Map<String, String> tags) {
+    }
+
+    /**
+     * A new thin volume decided against the group's copy ({@link RecentContents}) and made with the
+     * lvcreate alone; empty, with nothing changed, when the full path must decide: another kind of
+     * request, no copy to be had, an LV of that name in it, or a pool the copy finds no room in (so
+     * that only a fresh read refuses). A name taken meanwhile answers AlreadyExists from lvm, and the
+     * full path then looks at that LV as for any retry.
+     */
+    private Optional<ManagedVolume> createThinFromRecent(VolumeRequest request, String vg, String lvName) {
+        Guarantee guarantee = request.parameters().qos().guarantee();
+        if (request.parameters().lvmType() != LvmType.THIN || request.source().isPresent() || guarantee.hasFloor()) {
+            return Optional.empty();
+        }
+        String pool = request.parameters().thinPool();
+        Function<VolumeGroupContents, Optional<PlannedThin>> plan = contents -> {
+            if (contents.find(lvName).isPresent()) {
+                return Optional.empty();
+            }
+            long size = request.capacity().sizeFor(contents.group().extentSizeBytes());
+            guarantee.requireConsistent(request.parameters().qos().forSize(size));
+            guarantees.admit(vg, guarantee, List.of());
+            try {
+                checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
+            } catch (DriverException refused) {
+                return Optional.empty();
+            }
+            Map<String, String> tags = tagsOf(request, size);
+            return Optional.of(new PlannedThin(Lvm.madeThin(vg, lvName, size, tags, thinPool(contents, pool),
+                    Instant.now()), tags));
+        };
+        Optional<PlannedThin> planned = recent.reserve(vg, plan, PlannedThin::lv);
+        if (planned.isEmpty()) {
+            recent.readIfStale(vg);
+            planned = recent.reserve(vg, plan, PlannedThin::lv);
+        }
+        if (planned.isEmpty()) {
+            return Optional.empty();
+        }
+        LogicalVolume lv = planned.get().lv();
+        try {
+            lvm.createThin(vg, pool, lvName, lv.sizeBytes(), Lvm.tags(planned.get().tags()));
+        } catch (DriverException.AlreadyExists taken) {
+            recent.forget(vg);
+            return Optional.empty();
+        } catch (DriverException.Aborted waitedTooLong) {
+            // the group's bound or the driver's shutdown stopped it before lvm ran it
+            recent.cancel(vg, lvName);
+            throw waitedTooLong;
+        } catch (RuntimeException failed) {
+            recent.forget(vg);
+            throw failed;
+        }
+        ManagedVolume volume = ManagedVolume.from(catalog.node(), lv).orElseThrow();
+        catalog.put(volume);
+        return Optional.of(volume);
+    }
+
     /** The key of the lock that admissions of floors in a volume group take, after the volume's own. */
     static String admissionKey(String volumeGroup) {
         // a slash-free key of its own: no LV path ("vg/lv") can equal it
@@ -146,7 +220,7 @@ public final class VolumeProvisioner {
     }
 
     private VolumeGroupContents contents(String vg) {
-        return lvm.contents(vg).orElseThrow(() -> DriverException.failedPrecondition(
+        return recent.read(vg).orElseThrow(() -> DriverException.failedPrecondition(
                 "volume group " + vg + " not found on node " + catalog.node()));
     }
 
@@ -298,10 +372,17 @@ public final class VolumeProvisioner {
         if (catalog.indexed(id).filter(volume -> volume.lv().isThin()).isEmpty()) {
             return false;
         }
+        boolean reserved = recent.reserveRemoval(id.volumeGroup(), id.lvName());
         try {
             lvm.removeIfPresent(id.volumeGroup(), id.lvName());
         } catch (DriverException.FailedPrecondition refused) {
+            recent.forget(id.volumeGroup());
             return false;
+        } catch (RuntimeException failed) {
+            if (reserved) {
+                recent.forget(id.volumeGroup());
+            }
+            throw failed;
         }
         catalog.forget(id);
         return true;

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -164,6 +165,36 @@ public final class CommandRunner {
         return new CommandResult(command, process.exitValue(), "", err);
     }
 
+    /**
+     * Starts a program that lives across many requests (lvm's shell): the runner's environment plus
+     * {@code extraEnvironment}, stdin a pipe the caller writes, stderr merged into stdout so that
+     * what the program says arrives in the order it said it. The caller owns the process and ends
+     * it with {@link #stop}.
+     */
+    public Process startLongLived(Command command, Map<String, String> extraEnvironment) {
+        ProcessBuilder builder = new ProcessBuilder(command.argv()).redirectErrorStream(true);
+        builder.environment().put("LC_ALL", "C");
+        builder.environment().putAll(environment);
+        builder.environment().putAll(extraEnvironment);
+        try {
+            return builder.start();
+        } catch (IOException e) {
+            throw DriverException.failedPrecondition("cannot run " + command.program() + ": " + e.getMessage());
+        }
+    }
+
+    /** A runner whose children also get {@code more} in their environment (over this one's). */
+    public CommandRunner withEnvironment(Map<String, String> more) {
+        Map<String, String> merged = new HashMap<>(environment);
+        merged.putAll(more);
+        return new CommandRunner(merged);
+    }
+
+    /** The value the runner's children see for an environment variable. */
+    public Optional<String> environmentValue(String name) {
+        return Optional.ofNullable(environment.get(name)).or(() -> Optional.ofNullable(System.getenv(name)));
+    }
+
     private Process start(Command command) {
         ProcessBuilder builder = new ProcessBuilder(command.argv());
         builder.environment().put("LC_ALL", "C");
@@ -176,7 +207,8 @@ public final class CommandRunner {
         }
     }
 
-    private static Duration effectiveTimeout(Duration requested) {
+    /** The command's timeout, shortened to what is left of the caller's deadline. */
+    public static Duration effectiveTimeout(Duration requested) {
         Optional<Duration> remaining = CallDeadline.remaining();
         if (remaining.isEmpty()) {
             return requested;
@@ -192,7 +224,7 @@ public final class CommandRunner {
      * descendants is left. Descendants are listed first: once the child exits they are orphans and
      * no longer found as its descendants. The wait is not cut short by an interrupt.
      */
-    static void stop(Process process, Command command) {
+    public static void stop(Process process, Command command) {
         List<ProcessHandle> family = process.descendants().toList();
         process.destroy();
         boolean exited = waitUninterruptibly(process, command.stopGrace());

@@ -6,10 +6,16 @@ import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The lvm2 command line, one method per verb. Reports are read as JSON in bytes; failures are
@@ -18,6 +24,8 @@ import java.util.Optional;
  * stderr themselves.
  */
 public final class Lvm {
+
+    private static final Logger log = LoggerFactory.getLogger(Lvm.class);
 
     // Reports queue behind other commands on the VG lock; the caller's RPC deadline bounds them anyway.
     private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(120);
@@ -30,23 +38,56 @@ public final class Lvm {
      * DaemonSet's 30 s termination grace.
      */
     static final Duration CHANGE_STOP_GRACE = Duration.ofSeconds(15);
+    /** A thin pool's metadata and data LVs. */
+    private static final int POOL_COMPONENTS = 2;
 
     private final CommandRunner runner;
     private final Path lvm;
     private final VolumeGroupLimiter limiter;
+    private final Optional<LvmShells> shells;
+    private final ConcurrentHashMap<String, Changes> changes = new ConcurrentHashMap<>();
 
-    public Lvm(CommandRunner runner, Path lvmProgram, VolumeGroupLimiter limiter) {
+    /**
+     * How many metadata changes this driver has started and finished on a volume group: two equal
+     * counts, read before and after a report, say that no change of the driver's ran beside it.
+     */
+    public record Changes(long started, long finished) {
+
+        /** No change of the driver's is running. */
+        public boolean quiet() {
+            return started == finished;
+        }
+    }
+
+    public Lvm(CommandRunner runner, Path lvmProgram, VolumeGroupLimiter limiter, Optional<LvmShells> shells) {
         this.runner = runner;
         this.lvm = lvmProgram;
         this.limiter = limiter;
+        this.shells = shells;
     }
 
     public Lvm(CommandRunner runner, Path lvmProgram) {
-        this(runner, lvmProgram, VolumeGroupLimiter.standard());
+        this(runner, lvmProgram, VolumeGroupLimiter.standard(), Optional.empty());
     }
 
+    /** lvm forked once per command. */
     public static Lvm onThisHost(CommandRunner runner) {
         return new Lvm(runner, CommandRunner.locate("lvm"));
+    }
+
+    /**
+     * lvm run in long-lived shells ({@link LvmShells}) where it can be, their configuration made
+     * below {@code workDir}; the caller closes the shells when the driver ends.
+     */
+    public static Lvm withShells(CommandRunner runner, Path workDir) {
+        Path program = CommandRunner.locate("lvm");
+        return new Lvm(runner, program, VolumeGroupLimiter.standard(),
+                Optional.of(new LvmShells(runner, program, workDir, CHANGE_STOP_GRACE)));
+    }
+
+    /** Ends the idle lvm shells, if this runs lvm in shells. */
+    public void closeShells() {
+        shells.ifPresent(LvmShells::close);
     }
 
     public Optional<VolumeGroup> volumeGroup(String name) {
@@ -161,7 +202,7 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup);
-        change(volumeGroup, args);
+        changeActivatingPool(volumeGroup, args);
     }
 
     /**
@@ -174,7 +215,7 @@ public final class Lvm {
         addTags(args, tags);
         args.add("--");
         args.add(volumeGroup + "/" + origin);
-        change(volumeGroup, args);
+        changeActivatingPool(volumeGroup, args);
     }
 
     public void extend(String volumeGroup, String name, long sizeBytes) {
@@ -182,7 +223,7 @@ public final class Lvm {
     }
 
     public void activate(String volumeGroup, String name) {
-        change(volumeGroup, activation(volumeGroup, name));
+        changeActivatingPool(volumeGroup, activation(volumeGroup, name));
     }
 
     /**
@@ -192,7 +233,7 @@ public final class Lvm {
      * that can never be activated (the kernel answers ENODATA).
      */
     public boolean activateIfInPool(String volumeGroup, String name) {
-        CommandResult result = runChange(volumeGroup, activation(volumeGroup, name));
+        CommandResult result = runActivatingPool(volumeGroup, activation(volumeGroup, name));
         if (LvmFailure.THIN_DEVICE_MISSING.isWhy(result)) {
             return false;
         }
@@ -261,6 +302,51 @@ public final class Lvm {
                 "--binary", "-o", String.join(",", fields), "--", selector);
     }
 
+    private void changeActivatingPool(String volumeGroup, List<String> args) {
+        CommandResult result = runActivatingPool(volumeGroup, args);
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
+    }
+
+    /**
+     * A change that may have to activate a thin pool. lvm activates a pool's metadata and data LVs
+     * before the pool; an lvm killed between the two (the driver's container OOM-killed inside an
+     * lvcreate) leaves the metadata LV active on its own, and from then on lvm refuses to activate
+     * the pool "while logical volume ..._tmeta is active", so no thin volume of that pool could be
+     * made or activated again until someone deactivated it by hand. That component holds no
+     * filesystem and nothing of the driver's; it is deactivated (lvm refuses if something has it
+     * open) and the change run once more.
+     */
+    private CommandResult runActivatingPool(String volumeGroup, List<String> args) {
+        CommandResult result = runChange(volumeGroup, args);
+        // a pool has two such components, its metadata and its data LV, and lvm names one at a time
+        for (int attempt = 0; attempt < POOL_COMPONENTS; attempt++) {
+            Optional<String> refusal = LvmFailure.POOL_COMPONENT_ACTIVE.isWhy(result)
+                    ? LvmFailure.POOL_COMPONENT_ACTIVE.line(result) : Optional.empty();
+            Optional<String> component = refusal.map(Lvm::activeComponent);
+            if (component.isEmpty() || !component.get().startsWith(volumeGroup + "/")) {
+                return result;
+            }
+            log.warn("lvm said \"{}\": deactivating {}, left active on its own (a thin pool activation cut short), "
+                    + "and trying again", refusal.get(), component.get());
+            CommandResult deactivated = runChange(volumeGroup, List.of("lvchange", "--activate", "n", "--",
+                    component.get()));
+            if (!deactivated.succeeded()) {
+                return result;
+            }
+            result = runChange(volumeGroup, args);
+        }
+        return result;
+    }
+
+    /** The LV named second in lvm's "Activation of logical volume A is prohibited while logical volume B is active." */
+    static String activeComponent(String line) {
+        String marker = "while logical volume ";
+        int start = line.indexOf(marker) + marker.length();
+        return line.substring(start, line.lastIndexOf(" is active."));
+    }
+
     private void change(String volumeGroup, List<String> args) {
         CommandResult result = runChange(volumeGroup, args);
         if (!result.succeeded()) {
@@ -268,14 +354,46 @@ public final class Lvm {
         }
     }
 
-    /** A command that changes metadata: the change timeout, and time to finish before SIGKILL. */
-    private CommandResult runChange(String volumeGroup, List<String> args) {
-        return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
+    /** The driver's changes on the group so far. */
+    public Changes changes(String volumeGroup) {
+        return changes.getOrDefault(volumeGroup, new Changes(0, 0));
     }
 
-    /** Every lvm process of the driver starts here, within the group's bound. */
+    /**
+     * A command that changes metadata: the change timeout, and time to finish before SIGKILL;
+     * counted in {@link #changes} from before it is queued until it has ended, however it ended.
+     */
+    private CommandResult runChange(String volumeGroup, List<String> args) {
+        changes.merge(volumeGroup, new Changes(1, 0), (a, b) -> new Changes(a.started() + 1, a.finished()));
+        try {
+            return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
+        } finally {
+            changes.merge(volumeGroup, new Changes(1, 1), (a, b) -> new Changes(a.started(), a.finished() + 1));
+        }
+    }
+
+    /**
+     * The LV a successful {@link #createThin} made, as {@code lvs} reports it (LvmShellCheck compares
+     * the two): active, not open, its device-mapper path by lvm's naming rule (a '-' in a name doubled),
+     * no data written yet, zeroing as its pool does (lvs reports the segment's flag, the pool's).
+     * {@code created} is the caller's clock after the create, within a second of
+     * the time lvm stored; only snapshots report a creation time, and they are read back from lvm.
+     */
+    public static LogicalVolume madeThin(String volumeGroup, String name, long sizeBytes, Map<String, String> tags,
+                                         LogicalVolume pool, Instant created) {
+        Path device = Path.of("/dev/mapper", volumeGroup.replace("-", "--") + "-" + name.replace("-", "--"));
+        return new LogicalVolume(volumeGroup, name, sizeBytes, LogicalVolume.SegmentType.THIN, true, false, false,
+                pool.zeroing(), tags, Optional.of(pool.name()), Optional.empty(), created.truncatedTo(ChronoUnit.SECONDS),
+                device, OptionalDouble.of(0), OptionalDouble.empty(), LogicalVolume.PoolHealth.OK);
+    }
+
+    /**
+     * Every lvm command of the driver runs here, within the group's bound: in one of the group's
+     * lvm shells where there are shells, otherwise as its own process.
+     */
     private CommandResult run(String volumeGroup, Command command) {
-        return limiter.run(volumeGroup, command.timeout(), () -> runner.run(command));
+        return limiter.run(volumeGroup, command.timeout(), () -> shells.flatMap(s -> s.run(volumeGroup, command))
+                .orElseGet(() -> runner.run(command)));
     }
 
     private Command command(Duration timeout, String... args) {

@@ -43,6 +43,10 @@ enum LvmFailure {
     // pool's does not (a crash between their two commits; see Lvm#activateIfInPool).
     THIN_DEVICE_MISSING(DriverException::failedPrecondition,
             "device-mapper: reload ioctl on .*\\(\\d+:\\d+\\) failed: No data available"),
+    // A thin pool's metadata or data LV active on its own (a pool activation cut short by a kill, or an
+    // operator's component activation for thin_check): lvm will not activate the pool around it.
+    POOL_COMPONENT_ACTIVE(DriverException::failedPrecondition,
+            "Activation of logical volume \\S+ is prohibited while logical volume \\S+ is active\\."),
     // Only when the node's lvm.conf sets global/wait_for_locks=0; a retry may find the lock free.
     LOCK_NOT_TAKEN(DriverException::unavailable,
             "Can't get lock for \\S+\\.");
@@ -60,6 +64,12 @@ enum LvmFailure {
         String said = result.stderr().isBlank() ? result.stdout() : result.stderr();
         return said.lines().map(String::strip).flatMap(line -> Arrays.stream(values())
                 .filter(failure -> failure.lines.stream().anyMatch(p -> p.matcher(line).matches()))).findFirst();
+    }
+
+    /** The first of lvm's lines that is this failure, whole. */
+    Optional<String> line(CommandResult result) {
+        return result.diagnostic().lines().map(String::strip)
+                .filter(line -> lines.stream().anyMatch(p -> p.matcher(line).matches())).findFirst();
     }
 
     /** Whether lvm failed for exactly this reason. */

@@ -45,6 +45,7 @@ class LvmFailureTest {
             lvremove: open                    | '  Logical volume lvmqos/dup in use.'                                               | FailedPrecondition
             lvremove: held by a dm device     | '  Logical volume lvmqos/held is used by another device.'                           | FailedPrecondition
             lvcreate: name taken              | '  Logical Volume "dup" already exists in volume group "lvmqos"'                    | AlreadyExists
+            lvcreate thin: pool component on  | '  Activation of logical volume lvmqos/thinpool is prohibited while logical volume lvmqos/thinpool_tmeta is active.\\n  Aborting. Failed to locally activate thin pool lvmqos/thinpool.' | FailedPrecondition
             lvchange: thin device gone        | '  device-mapper: reload ioctl on  (254:4) failed: No data available'                | FailedPrecondition
             vgs: lock not waited for          | '  /run/lock/lvm/V_lvmqos: flock failed: Resource temporarily unavailable\\n  Can''t get lock for lvmqos.\\n  Cannot process volume group lvmqos' | Unavailable
             lvextend: same size               | '  New size (2 extents) matches existing size (2 extents).'                         | Internal
@@ -100,5 +101,11 @@ class LvmFailureTest {
         DriverException failure = LvmFailure.classify(new CommandResult(command, 5,
                 "  Failed to find logical volume \"vg0/nope\"\n", ""));
         assertEquals(DriverException.NotFound.class, failure.getClass());
+    }
+
+    @Test
+    void theComponentThatKeepsAPoolFromActivatingIsNamed() {
+        assertEquals("lvmqos/thinpool_tmeta", Lvm.activeComponent("Activation of logical volume lvmqos/thinpool is "
+                + "prohibited while logical volume lvmqos/thinpool_tmeta is active."));
     }
 }

@@ -70,7 +70,7 @@ public final class Driver {
 
     public static void run(DriverSettings settings) throws Exception {
         CommandRunner runner = new CommandRunner();
-        Lvm lvm = Lvm.onThisHost(runner);
+        Lvm lvm = settings.lvmShellDir().map(dir -> Lvm.withShells(runner, dir)).orElseGet(() -> Lvm.onThisHost(runner));
         HealthCheck health = new HealthCheck(lvm::volumeGroupOutOfTurn, settings.volumeGroups(),
                 settings.probeLvmTimeout());
         VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
@@ -182,6 +182,7 @@ public final class Driver {
             containerWatcher.close();
             podShares.close();
             metrics.ifPresent(MetricsServer::close);
+            lvm.closeShells();
         }, "shutdown"));
         server.awaitTermination();
     }

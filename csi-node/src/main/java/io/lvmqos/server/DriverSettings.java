@@ -11,7 +11,8 @@ import java.util.OptionalLong;
 public record DriverSettings(Path socket, String nodeId, String driverName, List<String> volumeGroups,
                              Path kubeletDir, Path cgroupRoot, boolean watchKubernetes, String version,
                              Optional<InetSocketAddress> metricsAddress, OptionalLong wipeBytesPerSecond,
-                             Duration probeLvmTimeout, IoCostSettings ioCost) {
+                             Duration probeLvmTimeout, IoCostSettings ioCost,
+                             Optional<Path> lvmShellDir) {
 
     public DriverSettings {
         volumeGroups = List.copyOf(volumeGroups);

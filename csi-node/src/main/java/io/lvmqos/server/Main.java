@@ -53,6 +53,10 @@ public final class Main {
             Option.repeatable("--io-capacity", "VG:iops=N,bps=RATE", "what that group's disk does, the budget floors"
                     + " (iopsFloor, bpsFloor and their per-direction forms) are admitted against (default: none, so"
                     + " floors are refused)"),
+            Option.value("--lvm-shell-dir", "DIR", "/tmp", "a writable directory of the driver's own where the"
+                    + " configuration of its long-lived lvm processes (lvm's shell mode, one command at a time) is made"),
+            Option.flag("--fork-lvm", "run every lvm command as a process of its own instead of in long-lived lvm"
+                    + " shells"),
             Option.value("--log-level", "LEVEL", "info", "the driver's own log level: error, warn, info, debug or"
                     + " trace; gRPC's and Netty's loggers stay at info whatever it is, so requests and their secrets"
                     + " are never dumped"),
@@ -186,9 +190,12 @@ public final class Main {
         }
         IoCostSettings ioCost = IoCostSettings.parse(groups, given.values("--io-cost"), given.values("--io-cost-model"),
                 given.values("--io-cost-qos"), given.values("--io-capacity"));
+        Optional<Path> lvmShellDir = given.flag("--fork-lvm") ? Optional.empty()
+                : Optional.of(absolutePath(given, "--lvm-shell-dir").normalize());
         return new DriverSettings(socket, nodeId, given.value("--driver-name").orElseThrow(), groups,
                 kubeletDir.normalize(), cgroupRoot.normalize(), given.flag("--watch-kubernetes"),
-                BuildVersion.version(), metrics, wipeRate, Duration.ofSeconds(probeLvmTimeoutSeconds), ioCost);
+                BuildVersion.version(), metrics, wipeRate, Duration.ofSeconds(probeLvmTimeoutSeconds), ioCost,
+                lvmShellDir);
     }
 
     private static Path absolutePath(CommandLineParser.Run given, String name) throws UsageException {

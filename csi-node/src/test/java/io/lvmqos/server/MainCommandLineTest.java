@@ -33,6 +33,8 @@ class MainCommandLineTest {
         assertEquals(Optional.empty(), settings.metricsAddress());
         assertEquals(OptionalLong.empty(), settings.wipeBytesPerSecond());
         assertEquals(Duration.ofSeconds(30), settings.probeLvmTimeout());
+        assertEquals(Optional.of(Path.of("/tmp")), settings.lvmShellDir(), "lvm runs in shells by default");
+        assertEquals(Optional.empty(), Main.settings("--node-id", "n1", "--fork-lvm").lvmShellDir());
     }
 
     @Test
@@ -41,11 +43,12 @@ class MainCommandLineTest {
                 "--driver-name", "d.example.org", "--volume-group", "vg1", "--volume-group", "vg2",
                 "--kubelet-dir", "/k//lib/", "--cgroup-root", "/host/sys/fs/cgroup", "--watch-kubernetes",
                 "--wipe-bps", "200Mi", "--metrics-address", ":9808", "--probe-lvm-timeout", "5",
-                "--log-level", "debug", "--log-wire");
+                "--log-level", "debug", "--log-wire", "--lvm-shell-dir", "/run//shells/");
         DriverSettings joined = Main.settings("--node-id=n1", "--endpoint=unix:///tmp/x/csi.sock",
                 "--driver-name=d.example.org", "--volume-group=vg1", "--volume-group=vg2", "--kubelet-dir=/k//lib/",
                 "--cgroup-root=/host/sys/fs/cgroup", "--watch-kubernetes", "--wipe-bps=200Mi",
-                "--metrics-address=:9808", "--probe-lvm-timeout=5", "--log-level=debug", "--log-wire");
+                "--metrics-address=:9808", "--probe-lvm-timeout=5", "--log-level=debug", "--log-wire",
+                "--lvm-shell-dir=/run//shells/");
         assertEquals(spaced, joined);
         assertEquals(Path.of("/tmp/x/csi.sock"), spaced.socket());
         assertEquals("d.example.org", spaced.driverName());
@@ -56,6 +59,7 @@ class MainCommandLineTest {
         assertEquals(OptionalLong.of(200L << 20), spaced.wipeBytesPerSecond());
         assertEquals(Optional.of(new InetSocketAddress(9808)), spaced.metricsAddress());
         assertEquals(Duration.ofSeconds(5), spaced.probeLvmTimeout());
+        assertEquals(Optional.of(Path.of("/run/shells")), spaced.lvmShellDir());
     }
 
     @Test
@@ -100,6 +104,6 @@ class MainCommandLineTest {
         assertTrue(help.contains("(default: unix:///csi/csi.sock)"), help);
         assertTrue(help.contains("(default: 30)"), help);
         assertTrue(help.lines().allMatch(line -> line.length() <= 100), help);
-        assertEquals(16, Main.optionNames().size(), Main.optionNames().toString());
+        assertEquals(18, Main.optionNames().size(), Main.optionNames().toString());
     }
 }

@@ -5,6 +5,8 @@ import io.lvmqos.e2e.guest.ControllerCheck;
 import io.lvmqos.e2e.guest.HeldVolumeGroupLockCheck;
 import io.lvmqos.e2e.guest.LongNodeNameCheck;
 import io.lvmqos.e2e.guest.LvmMessagesCheck;
+import io.lvmqos.e2e.guest.LvmShellCheck;
+import io.lvmqos.e2e.guest.LvmShellMessagesCheck;
 import io.lvmqos.e2e.guest.ResumableWipeCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -29,6 +31,7 @@ class ControllerIT {
                 .cgroup(CgroupMode.V2)
                 .timeout(Duration.ofMinutes(Long.getLong("lvmqos.controllerTimeoutMinutes", 15)));
         return GuestJUnit.dynamicTests(guest, ControllerCheck.class, ConformanceCheck.class, LongNodeNameCheck.class,
-                HeldVolumeGroupLockCheck.class, ResumableWipeCheck.class, LvmMessagesCheck.class);
+                HeldVolumeGroupLockCheck.class, ResumableWipeCheck.class, LvmMessagesCheck.class,
+                LvmShellMessagesCheck.class, LvmShellCheck.class);
     }
 }

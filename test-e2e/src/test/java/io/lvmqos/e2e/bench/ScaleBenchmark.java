@@ -30,7 +30,8 @@ class ScaleBenchmark {
                 .volumeGroup("lvmqos", 0)
                 .thinPool("lvmqos", "thinpool", "10G")
                 .cgroup(CgroupMode.V2)
-                .timeout(Duration.ofMinutes(30));
+                // 500 creates forked one by one beside the driver's take long on a loaded host
+                .timeout(Duration.ofMinutes(Long.getLong("lvmqos.scaleTimeoutMinutes", 60)));
         Path outDir = GuestBench.run(guest, ScaleBenchCheck.class, ScaleBenchCheck.REPORT);
         copyPlotData(outDir);
     }

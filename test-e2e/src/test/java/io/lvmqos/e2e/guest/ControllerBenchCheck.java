@@ -60,9 +60,12 @@ public class ControllerBenchCheck {
     private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(2);
     /** Background threads of the driver whose lvm commands belong to no RPC. */
     private static final Set<String> BACKGROUND_THREADS = Set.of("health-check", "startup");
-    /** SimpleLogger with thread names: "... [thread] DEBUG CommandRunner - argv exited 0 in 45 ms". */
+    /**
+     * SimpleLogger with thread names: "... [thread] DEBUG CommandRunner - argv exited 0 in 45 ms", or
+     * LvmShell for a command run in one of the driver's lvm shells (the line then ends with the shell's pid).
+     */
     private static final Pattern COMMAND_LINE =
-            Pattern.compile("\\[([^\\]]*)\\] DEBUG CommandRunner - (.*) exited (-?\\d+) in (\\d+) ms$");
+            Pattern.compile("\\[([^\\]]*)\\] DEBUG (?:CommandRunner|LvmShell) - (.*) exited (-?\\d+) in (\\d+) ms");
 
     @BeforeAll
     static void onlyInTheGuest() {
@@ -97,6 +100,7 @@ public class ControllerBenchCheck {
         Path log = GuestEnv.outDir().resolve("driver-controller-bench.log");
         // one line per external command, with its argv and duration; nothing else becomes louder
         List<String> logging = List.of("-Dorg.slf4j.simpleLogger.log.io.lvmqos.exec.CommandRunner=debug",
+                "-Dorg.slf4j.simpleLogger.log.io.lvmqos.lvm.LvmShell=debug",
                 "-Dorg.slf4j.simpleLogger.showThreadName=true");
         try (DriverProcess process = PublishBenchCheck.startDriver(log, logging)) {
             try (CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {

@@ -33,12 +33,23 @@ public class LvmMessagesCheck {
     private static final long MIB = 1024 * 1024;
     private static Lvm lvm;
     private static String vg;
+    /** Where the shells' configuration goes, when {@link LvmShellMessagesCheck} runs the same cases in shells. */
+    static Path shellDir;
 
     @BeforeAll
     static void driversLvm() {
         GuestEnv.assumeInGuest();
-        lvm = Lvm.onThisHost(new CommandRunner());
+        lvm = lvmWith(new CommandRunner());
         vg = GuestEnv.volumeGroup();
+    }
+
+    /** The driver's lvm as this run of the cases uses it: forked, or in shells. */
+    static Lvm lvmWith(CommandRunner runner) {
+        return shellDir == null ? Lvm.onThisHost(runner) : Lvm.withShells(runner, shellDir);
+    }
+
+    static void closeShells() {
+        lvm.closeShells();
     }
 
     @AfterEach
@@ -95,6 +106,27 @@ public class LvmMessagesCheck {
         lvm.remove(vg, "lvmmsg-thin");
     }
 
+    /**
+     * A pool whose metadata and data LVs are active on their own, as an lvm killed inside the pool's
+     * activation leaves them (here by component activations): lvm refuses to activate the pool around
+     * them, naming one at a time, and the driver deactivates both and makes the thin LV all the same.
+     */
+    @Test
+    void aPoolLeftHalfActivatedIsActivatedAfterItsComponentIsDeactivated() {
+        ok("lvm", "lvcreate", "-q", "-y", "--type", "thin-pool", "-Z", "y", "-L", "8m", "-n", "lvmmsg-pool", vg);
+        ok("lvm", "lvchange", "-an", vg + "/lvmmsg-pool");
+        ok("lvm", "lvchange", "-ay", "-y", vg + "/lvmmsg-pool_tmeta");
+        ok("lvm", "lvchange", "-ay", "-y", vg + "/lvmmsg-pool_tdata");
+        GuestCommand.Result refused = GuestCommand.run("lvm", "lvcreate", "-q", "-y", "--virtualsize", "8m", "--thinpool",
+                "lvmmsg-pool", "-n", "lvmmsg-thin", vg);
+        assertFalse(refused.succeeded(), "lvm itself refuses while the component is active");
+        System.out.println("lvm said, with the pool's metadata LV active: " + refused.stderr().strip());
+        lvm.createThin(vg, "lvmmsg-pool", "lvmmsg-thin", 8 * MIB, List.of());
+        assertTrue(ok("lvm", "lvs", "--noheadings", "-o", "lv_attr", vg + "/lvmmsg-thin").strip().charAt(4) == 'a',
+                "the thin LV is made and active");
+        lvm.remove(vg, "lvmmsg-thin");
+    }
+
     @Test
     void aTakenNameIsAlreadyExists() {
         lvm.createLinear(vg, "lvmmsg-a", 8 * MIB, List.of());
@@ -144,10 +176,14 @@ public class LvmMessagesCheck {
         Path noWait = Files.createDirectories(Path.of("/run/lvm-nowait"));
         String config = Files.readString(Path.of(System.getenv("LVM_SYSTEM_DIR"), "lvm.conf"));
         Files.writeString(noWait.resolve("lvm.conf"), config.replace("global {", "global {\n    wait_for_locks = 0"));
-        Lvm impatient = Lvm.onThisHost(new CommandRunner(Map.of("LVM_SYSTEM_DIR", noWait.toString())));
-        try (HeldVolumeGroupLock held = HeldVolumeGroupLock.take()) {
-            expect(DriverException.Unavailable.class, () -> impatient.volumeGroup(vg));
+        Lvm impatient = lvmWith(new CommandRunner(Map.of("LVM_SYSTEM_DIR", noWait.toString())));
+        try {
+            try (HeldVolumeGroupLock held = HeldVolumeGroupLock.take()) {
+                expect(DriverException.Unavailable.class, () -> impatient.volumeGroup(vg));
+            }
+            assertTrue(impatient.volumeGroup(vg).isPresent(), "the lock released, the same lvm answers");
+        } finally {
+            impatient.closeShells();
         }
-        assertTrue(impatient.volumeGroup(vg).isPresent(), "the lock released, the same lvm answers");
     }
 }

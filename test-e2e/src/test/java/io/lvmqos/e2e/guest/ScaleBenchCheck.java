@@ -79,13 +79,17 @@ public class ScaleBenchCheck {
     private static final Duration BARE_TIMEOUT = Duration.ofMinutes(2);
     private static final Map<String, String> LIMITED = Map.of("lvmType", "thin", "writeBPS", "4Mi");
     private static final Map<String, String> FREE = Map.of("lvmType", "thin");
-    /** SimpleLogger with thread names: "... [thread] DEBUG CommandRunner - argv exited 0 in 45 ms". */
+    /**
+     * SimpleLogger with thread names: "... [thread] DEBUG CommandRunner - argv exited 0 in 45 ms", or
+     * LvmShell for a command run in one of the driver's lvm shells (the line then ends with the shell's pid).
+     */
     private static final Pattern COMMAND_LINE =
-            Pattern.compile("\\[([^\\]]*)\\] DEBUG CommandRunner - (.*) exited (-?\\d+) in (\\d+) ms");
+            Pattern.compile("\\[([^\\]]*)\\] DEBUG (?:CommandRunner|LvmShell) - (.*) exited (-?\\d+) in (\\d+) ms");
     /** Threads of the driver that run lvm on their own schedule, not for a request. */
     private static final List<String> BACKGROUND_THREADS = List.of("health-check", "metrics-lvm-report", "startup");
     private static final List<String> DRIVER_LOGGING = List.of(
             "-Dorg.slf4j.simpleLogger.log.io.lvmqos.exec.CommandRunner=debug",
+                "-Dorg.slf4j.simpleLogger.log.io.lvmqos.lvm.LvmShell=debug",
             // each scrape's parts: "metrics: 500 volumes in 500 pods: X ms for the mount table ..."
             "-Dorg.slf4j.simpleLogger.log.io.lvmqos.metrics.VolumeCollector=debug",
             // publish and unpublish, step by step: "publish ... at ...: lock N us, device N us, ..."

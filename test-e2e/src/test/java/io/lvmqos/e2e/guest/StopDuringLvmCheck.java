@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -127,13 +126,9 @@ public class StopDuringLvmCheck {
         throw new AssertionError("the plugin started no lvm command within 60 s");
     }
 
+    /** The lvm running the call's command: a fork, or a shell inside a command on the group. */
     private static List<ProcessHandle> lvmDescendants(ProcessHandle plugin) {
-        try (Stream<ProcessHandle> children = plugin.descendants()) {
-            return children.filter(child -> child.info().command().filter(c -> c.endsWith("/lvm")).isPresent())
-                    .filter(child -> child.info().arguments().filter(args -> args.length > 0 && !args[0].equals("vgs"))
-                            .isPresent())
-                    .toList();
-        }
+        return DriverLvmProcesses.inCommand(plugin, GuestEnv.volumeGroup());
     }
 
     private static List<String> managedLvs(String namePart) {

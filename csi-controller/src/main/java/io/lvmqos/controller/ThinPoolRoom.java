@@ -33,6 +33,15 @@ record ThinPoolRoom(long poolBytes, long usedBytes, long promisedBytes, BigDecim
         return new ThinPoolRoom(pool.sizeBytes(), used, promised, ratio);
     }
 
+    /**
+     * The same pool as if its thin LVs had since written all they may (their sizes, at most the
+     * pool): the room that holds whatever was written after {@code usedBytes} was read.
+     */
+    ThinPoolRoom assumingAllPromisedWritten() {
+        return new ThinPoolRoom(poolBytes, Math.max(usedBytes, Math.min(poolBytes, promisedBytes)), promisedBytes,
+                ratio);
+    }
+
     /** The most the pool's thin LVs may add up to: its size times the ratio. */
     long ceilingBytes() {
         return ratio.multiply(BigDecimal.valueOf(poolBytes)).longValue();

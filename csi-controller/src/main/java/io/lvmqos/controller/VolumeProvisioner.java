@@ -177,9 +177,7 @@ public final class VolumeProvisioner {
             long size = request.capacity().sizeFor(contents.group().extentSizeBytes());
             guarantee.requireConsistent(request.parameters().qos().forSize(size));
             guarantees.admit(vg, guarantee, List.of());
-            try {
-                checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
-            } catch (DriverException refused) {
+            if (!roomWhateverWasWritten(contents, pool, request.parameters().overprovisionRatio(), size)) {
                 return Optional.empty();
             }
             Map<String, String> tags = tagsOf(request, size);
@@ -300,6 +298,22 @@ public final class VolumeProvisioner {
                     + ThinPoolSpace.shown(poolLv.dataPercent()) + ", metadata " + ThinPoolSpace.shown(poolLv.metadataPercent())
                     + "), " + size + " requested; extend the pool (lvextend -L +<size> " + poolLv.lvmPath() + ")");
         }
+    }
+
+    /**
+     * Whether the copy shows room for {@code size} however much the pool's volumes have written
+     * since it was read: writes change no LVM metadata, so the copy's data percentage may be stale,
+     * and the room it bounds is taken at its worst. At ratio 1 that is the same room; in an
+     * over-provisioned pool that has promised more than its size, the full path reads the pool.
+     */
+    private static boolean roomWhateverWasWritten(VolumeGroupContents contents, String pool, BigDecimal ratio,
+                                                  long size) {
+        Optional<LogicalVolume> poolLv = contents.find(pool).filter(LogicalVolume::isThinPool);
+        if (poolLv.isEmpty() || !poolLv.get().zeroing().orElse(false) || ThinPoolSpace.problemOf(poolLv.get()).isPresent()) {
+            return false;
+        }
+        return size <= ThinPoolRoom.of(poolLv.get(), contents.volumes(), ratio).assumingAllPromisedWritten()
+                .availableBytes();
     }
 
     static LogicalVolume thinPool(VolumeGroupContents contents, String pool) {

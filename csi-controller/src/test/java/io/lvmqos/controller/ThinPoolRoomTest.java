@@ -49,4 +49,18 @@ class ThinPoolRoomTest {
     void aRatioBelowOneIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new ThinPoolRoom(GIB, 0, 0, new BigDecimal("0.5")));
     }
+
+    @Test
+    void atItsWorstAPoolHasWrittenAllItPromisedUpToItsSize() {
+        BigDecimal one = BigDecimal.ONE;
+        BigDecimal ten = BigDecimal.TEN;
+        ThinPoolRoom ratioOne = new ThinPoolRoom(1000, 0, 600, one);
+        assertEquals(ratioOne.availableBytes(), ratioOne.assumingAllPromisedWritten().availableBytes(),
+                "at ratio 1 the ratio bound is the written bound");
+        assertEquals(4000, new ThinPoolRoom(1000, 0, 600, ten).assumingAllPromisedWritten().availableBytes());
+        assertEquals(0, new ThinPoolRoom(1000, 100, 2000, ten).assumingAllPromisedWritten().availableBytes(),
+                "promised beyond the pool: it may be full by now");
+        assertEquals(1000, new ThinPoolRoom(1000, 900, 500, ten).assumingAllPromisedWritten().availableBytes(),
+                "what was read stands when it is more (snapshots' shared blocks, pool metadata)");
+    }
 }

@@ -129,7 +129,7 @@ final class LvmShellConfig {
             }
             Files.deleteIfExists(dir);
         } catch (IOException e) {
-            // the driver's own scratch directory: left for the next start's tmp clean-up
+            // a few links and one small file in the driver's own emptyDir, gone with the pod
         }
     }
 }

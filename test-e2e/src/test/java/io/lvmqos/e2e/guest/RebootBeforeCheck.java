@@ -38,8 +38,13 @@ public class RebootBeforeCheck {
     // and a call left running does not reach its first save (every 10 s) before the power cut
     static final long WIPE_SIZE = 192 * MIB;
     static final String WIPE_BPS = "16Mi";
+    /**
+     * lvm forked per command: the cut must land while an lvcreate runs, and a forked lvcreate is
+     * seen by its command line, where a shell's command is not (the wipe's lvchange holds the same
+     * lock). A power cut does the same to a shell's lvcreate; RebootAfterCheck recovers with shells.
+     */
     @RegisterExtension
-    static final DriverForTheClass driver = new DriverForTheClass("--wipe-bps", WIPE_BPS);
+    static final DriverForTheClass driver = new DriverForTheClass("--wipe-bps", WIPE_BPS, "--fork-lvm");
 
     private final RebootJournal journal = new RebootJournal(GuestEnv.outDir().resolve(RebootJournal.FILE));
     private final boolean cut = "cut".equals(System.getenv(RebootJournal.MODE_ENV));

@@ -366,7 +366,8 @@ public final class Lvm {
     private CommandResult runChange(String volumeGroup, List<String> args) {
         changes.merge(volumeGroup, new Changes(1, 0), (a, b) -> new Changes(a.started() + 1, a.finished()));
         try {
-            return run(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE));
+            Command command = Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE);
+            return limiter.runChange(volumeGroup, command.timeout(), () -> runHere(volumeGroup, command));
         } finally {
             changes.merge(volumeGroup, new Changes(1, 1), (a, b) -> new Changes(a.started(), a.finished() + 1));
         }
@@ -388,12 +389,17 @@ public final class Lvm {
     }
 
     /**
-     * Every lvm command of the driver runs here, within the group's bound: in one of the group's
+     * Every lvm report of the driver runs here, and every change through {@link #runChange}, within the
+     * group's bound (and changes one at a time): in one of the group's
      * lvm shells where there are shells, otherwise as its own process.
      */
     private CommandResult run(String volumeGroup, Command command) {
-        return limiter.run(volumeGroup, command.timeout(), () -> shells.flatMap(s -> s.run(volumeGroup, command))
-                .orElseGet(() -> runner.run(command)));
+        return limiter.run(volumeGroup, command.timeout(), () -> runHere(volumeGroup, command));
+    }
+
+    /** A command that has passed the group's bound. */
+    private CommandResult runHere(String volumeGroup, Command command) {
+        return shells.flatMap(s -> s.run(volumeGroup, command)).orElseGet(() -> runner.run(command));
     }
 
     private Command command(Duration timeout, String... args) {

@@ -10,15 +10,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * At most a fixed number of lvm processes at once per volume group. LVM serialises changes on the
- * group's lock anyway, so more processes only wait there, each holding several MiB inside the
- * container's memory limit; the external-provisioner alone sends up to 100 calls at once. Calls
- * beyond the bound queue in arrival order within their caller's deadline, and answer ABORTED (which
- * the provisioner retries) once too little of it is left for the command to run.
+ * At most a fixed number of lvm processes at once per volume group, and of them one change at a time.
+ * LVM serialises changes on the group's lock anyway, so more processes only wait there, each holding
+ * several MiB inside the container's memory limit; the external-provisioner alone sends up to 100
+ * calls at once. Changes queue in the driver rather than on that lock: an lvm that waited there reads
+ * the group again once it has the lock, because the change before it moved the metadata on, and on a
+ * node's CPU the waiters' device scans slow down the change that holds the lock (100 thin creates at
+ * once took longer than the same creates one after another). Reports still run beside a change.
+ * Calls beyond the bound queue in arrival order within their caller's deadline, and answer ABORTED
+ * (which the provisioner retries) once too little of it is left for the command to run.
  */
 public final class VolumeGroupLimiter {
 
-    /** Enough to keep a report beside a change going; lvm's own lock admits one change at a time. */
+    /** Enough to keep reports beside the one change going. */
     public static final int DEFAULT_PERMITS = 4;
     /** What a command needs of the deadline once it may start; waiting longer would only fail later. */
     public static final Duration DEFAULT_RESERVE = Duration.ofSeconds(2);
@@ -27,6 +31,8 @@ public final class VolumeGroupLimiter {
     private final Duration reserve;
     private final Supplier<Optional<Duration>> deadline;
     private final ConcurrentHashMap<String, Semaphore> groups = new ConcurrentHashMap<>();
+    /** One permit per group: the driver's change on it, if one runs. */
+    private final ConcurrentHashMap<String, Semaphore> changes = new ConcurrentHashMap<>();
 
     public VolumeGroupLimiter(int permits, Duration reserve, Supplier<Optional<Duration>> deadline) {
         if (permits < 1) {
@@ -47,26 +53,55 @@ public final class VolumeGroupLimiter {
      * deadline (start-up, the health check) it waits at most {@code longest}, the command's own timeout.
      */
     public <T> T run(String volumeGroup, Duration longest, Supplier<T> command) {
-        Semaphore semaphore = groups.computeIfAbsent(volumeGroup, vg -> new Semaphore(permits, true));
-        Duration wait = deadline.get().map(left -> left.minus(reserve)).orElse(longest);
+        long waitUntil = System.nanoTime() + waitAllowed(longest).toNanos();
+        Semaphore places = groups.computeIfAbsent(volumeGroup, vg -> new Semaphore(permits, true));
+        acquire(places, waitUntil, volumeGroup, permits + " lvm commands are running on it");
+        try {
+            return command.get();
+        } finally {
+            places.release();
+        }
+    }
+
+    /**
+     * As {@link #run}, for a command that changes the group's metadata: it also waits until no other
+     * change of the driver runs on the group, and both waits share the one allowance.
+     */
+    public <T> T runChange(String volumeGroup, Duration longest, Supplier<T> command) {
+        long waitUntil = System.nanoTime() + waitAllowed(longest).toNanos();
+        Semaphore turn = changes.computeIfAbsent(volumeGroup, vg -> new Semaphore(1, true));
+        acquire(turn, waitUntil, volumeGroup, "another change of the driver is running on it");
+        try {
+            Semaphore places = groups.computeIfAbsent(volumeGroup, vg -> new Semaphore(permits, true));
+            acquire(places, waitUntil, volumeGroup, permits + " lvm commands are running on it");
+            try {
+                return command.get();
+            } finally {
+                places.release();
+            }
+        } finally {
+            turn.release();
+        }
+    }
+
+    private Duration waitAllowed(Duration longest) {
+        return deadline.get().map(left -> left.minus(reserve)).orElse(longest);
+    }
+
+    private static void acquire(Semaphore semaphore, long waitUntil, String volumeGroup, String busyWith) {
         boolean acquired;
         try {
-            acquired = semaphore.tryAcquire() || (wait.isPositive() && semaphore.tryAcquire(wait.toNanos(),
-                    TimeUnit.NANOSECONDS));
+            long wait = waitUntil - System.nanoTime();
+            acquired = semaphore.tryAcquire() || (wait > 0 && semaphore.tryAcquire(wait, TimeUnit.NANOSECONDS));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw DriverException.aborted("waiting to run lvm on volume group " + volumeGroup
                     + " was interrupted: the driver is shutting down");
         }
         if (!acquired) {
-            throw DriverException.aborted("volume group " + volumeGroup + " is busy: " + permits
-                    + " lvm commands are running on it and " + semaphore.getQueueLength() + " more wait; too little "
-                    + "of this call's deadline is left to wait longer, retry it");
-        }
-        try {
-            return command.get();
-        } finally {
-            semaphore.release();
+            throw DriverException.aborted("volume group " + volumeGroup + " is busy: " + busyWith + " and "
+                    + semaphore.getQueueLength() + " more wait; too little of this call's deadline is left to "
+                    + "wait longer, retry it");
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.lvmqos.lvm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,23 +36,81 @@ class VolumeGroupLimiterTest {
         started.forEach(CompletableFuture::join);
     }
 
-    /** Fills {@code count} places of {@code vg} with commands that run until {@link #finish}. */
+    /** Fills {@code count} places of {@code vg} with reports that run until {@link #finish}. */
     void occupy(String vg, int count) throws InterruptedException {
+        occupy(vg, count, false);
+    }
+
+    /** Starts {@code count} reports, or changes, on {@code vg} that run until {@link #finish}. */
+    void occupy(String vg, int count, boolean changes) throws InterruptedException {
         CountDownLatch inside = new CountDownLatch(count);
         for (int i = 0; i < count; i++) {
-            started.add(CompletableFuture.supplyAsync(() -> limiter.run(vg, LONGEST, () -> {
-                running.incrementAndGet();
-                inside.countDown();
-                try {
-                    finish.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                running.decrementAndGet();
-                return "done";
-            }), r -> Thread.ofPlatform().daemon().start(r)));
+            started.add(CompletableFuture.supplyAsync(() -> changes
+                    ? limiter.runChange(vg, LONGEST, () -> holdUntilFinished(inside))
+                    : limiter.run(vg, LONGEST, () -> holdUntilFinished(inside)), r -> Thread.ofPlatform().daemon().start(r)));
         }
         inside.await();
+    }
+
+    String holdUntilFinished(CountDownLatch inside) {
+        running.incrementAndGet();
+        inside.countDown();
+        try {
+            finish.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        running.decrementAndGet();
+        return "done";
+    }
+
+    @Test
+    void aChangeWaitsForTheChangeBeforeIt() throws Exception {
+        occupy("vg0", 1, true);
+        CompletableFuture<String> second = CompletableFuture.supplyAsync(
+                () -> limiter.runChange("vg0", LONGEST, () -> "second change with " + running.get() + " running"),
+                r -> Thread.ofPlatform().daemon().start(r));
+        // a report still has a place beside the running change
+        assertEquals("report with 1 running", limiter.run("vg0", LONGEST, () -> "report with " + running.get() + " running"));
+        Thread.sleep(200);
+        assertFalse(second.isDone(), "the second change ran beside the first");
+        finish.countDown();
+        assertEquals("second change with 0 running", assertTimeoutPreemptively(HANG_GUARD, () -> second.get()));
+    }
+
+    @Test
+    void aChangeQueuedBehindAnotherAnswersAbortedWhenTheDeadlineIsNear() throws Exception {
+        occupy("vg0", 1, true);
+        deadline.set(Optional.of(Duration.ofMillis(1500)));
+        DriverException e = assertTimeoutPreemptively(HANG_GUARD, () -> assertThrows(DriverException.Aborted.class,
+                () -> limiter.runChange("vg0", LONGEST, () -> "ran")));
+        assertTrue(e.getMessage().contains("another change of the driver is running on it"), e.getMessage());
+        // and its turn went to nobody: once the first ends, the next change runs at once
+        finish.countDown();
+        started.forEach(CompletableFuture::join);
+        deadline.set(Optional.of(Duration.ZERO));
+        assertEquals("ran", limiter.runChange("vg0", LONGEST, () -> "ran"));
+    }
+
+    @Test
+    void aChangeAlsoNeedsAPlace() throws Exception {
+        occupy("vg0", 2);
+        deadline.set(Optional.of(Duration.ofMillis(1500)));
+        DriverException e = assertTimeoutPreemptively(HANG_GUARD, () -> assertThrows(DriverException.Aborted.class,
+                () -> limiter.runChange("vg0", LONGEST, () -> "ran")));
+        assertTrue(e.getMessage().contains("2 lvm commands are running on it"), e.getMessage());
+        // the change that gave up also gave its turn back
+        finish.countDown();
+        started.forEach(CompletableFuture::join);
+        deadline.set(Optional.of(Duration.ZERO));
+        assertEquals("ran", limiter.runChange("vg0", LONGEST, () -> "ran"));
+    }
+
+    @Test
+    void changesOfTwoGroupsRunAtOnce() throws Exception {
+        occupy("vg0", 1, true);
+        deadline.set(Optional.of(Duration.ZERO));
+        assertEquals("ran", limiter.runChange("vg1", LONGEST, () -> "ran"));
     }
 
     @Test

@@ -98,46 +98,53 @@ public final class VolumeProvisioner {
             if (fromRecent.isPresent()) {
                 return fromRecent.get();
             }
-            VolumeGroupContents contents = contents(vg);
-            Optional<LogicalVolume> existing = contents.find(lvName);
-            if (existing.isPresent()) {
-                Optional<ManagedVolume> adopted = adopt(request, existing.get());
-                if (adopted.isPresent()) {
-                    return adopted.get();
-                }
-                contents = contents(vg);
-            }
-            VolumeGroup group = contents.group();
-            long size = request.capacity().sizeFor(group.extentSizeBytes());
-            guarantee.requireConsistent(request.parameters().qos().forSize(size));
-            guarantees.admit(vg, guarantee, GuaranteePolicy.guaranteesOf(catalog.node(), contents.volumes(), lvName));
-            Map<String, String> tags = tagsOf(request, size);
-            if (request.source().isPresent()) {
-                VolumeId source = request.source().get();
-                LogicalVolume origin = sourceVolume(source, vg, contents);
-                if (size < origin.sizeBytes()) {
-                    throw DriverException.outOfRange("the requested size " + size + " is smaller than the source's "
-                            + origin.sizeBytes() + " bytes");
-                }
-                checkThinRoom(contents, origin.pool().orElseThrow(), request.parameters().overprovisionRatio(), size);
-                tags.put(VolumeTags.SOURCE, source.toString());
-                lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), true);
-                if (size > origin.sizeBytes()) {
-                    lvm.extend(vg, lvName, size);
-                }
-            } else if (request.parameters().lvmType() == LvmType.THIN) {
-                String pool = request.parameters().thinPool();
-                checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
-                lvm.createThin(vg, pool, lvName, size, Lvm.tags(tags));
-            } else {
-                if (size > group.freeBytes()) {
-                    throw DriverException.resourceExhausted("volume group " + vg + " has " + group.freeBytes()
-                            + " bytes free, " + size + " needed");
-                }
-                lvm.createLinear(vg, lvName, size, Lvm.tags(tags));
-            }
-            return reread(vg, lvName);
+            // the full path reads the whole group: creates queue for the group's change turn before
+            // their read, not holding a read each while they wait (100 at once at 500 LVs ran the
+            // heap out), and the read stays true up to this create's own change
+            return lvm.holdingChangeTurn(vg, () -> createOnFullRead(request, vg, lvName, guarantee));
         }
+    }
+
+    private ManagedVolume createOnFullRead(VolumeRequest request, String vg, String lvName, Guarantee guarantee) {
+        VolumeGroupContents contents = contents(vg);
+        Optional<LogicalVolume> existing = contents.find(lvName);
+        if (existing.isPresent()) {
+            Optional<ManagedVolume> adopted = adopt(request, existing.get());
+            if (adopted.isPresent()) {
+                return adopted.get();
+            }
+            contents = contents(vg);
+        }
+        VolumeGroup group = contents.group();
+        long size = request.capacity().sizeFor(group.extentSizeBytes());
+        guarantee.requireConsistent(request.parameters().qos().forSize(size));
+        guarantees.admit(vg, guarantee, GuaranteePolicy.guaranteesOf(catalog.node(), contents.volumes(), lvName));
+        Map<String, String> tags = tagsOf(request, size);
+        if (request.source().isPresent()) {
+            VolumeId source = request.source().get();
+            LogicalVolume origin = sourceVolume(source, vg, contents);
+            if (size < origin.sizeBytes()) {
+                throw DriverException.outOfRange("the requested size " + size + " is smaller than the source's "
+                        + origin.sizeBytes() + " bytes");
+            }
+            checkThinRoom(contents, origin.pool().orElseThrow(), request.parameters().overprovisionRatio(), size);
+            tags.put(VolumeTags.SOURCE, source.toString());
+            lvm.createThinSnapshot(vg, origin.name(), lvName, Lvm.tags(tags), true);
+            if (size > origin.sizeBytes()) {
+                lvm.extend(vg, lvName, size);
+            }
+        } else if (request.parameters().lvmType() == LvmType.THIN) {
+            String pool = request.parameters().thinPool();
+            checkThinRoom(contents, pool, request.parameters().overprovisionRatio(), size);
+            lvm.createThin(vg, pool, lvName, size, Lvm.tags(tags));
+        } else {
+            if (size > group.freeBytes()) {
+                throw DriverException.resourceExhausted("volume group " + vg + " has " + group.freeBytes()
+                        + " bytes free, " + size + " needed");
+            }
+            lvm.createLinear(vg, lvName, size, Lvm.tags(tags));
+        }
+        return reread(vg, lvName);
     }
 
     private static Map<String, String> tagsOf(VolumeRequest request, long size) {

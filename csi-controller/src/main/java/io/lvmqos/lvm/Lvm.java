@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -352,6 +353,15 @@ public final class Lvm {
         if (!result.succeeded()) {
             throw LvmFailure.classify(result);
         }
+    }
+
+    /**
+     * Runs {@code work} while no other change of the driver runs on the group: what it reads stays
+     * true for its own changes, and callers that would each hold a read of a large group while they
+     * wait for their change wait before their read instead.
+     */
+    public <T> T holdingChangeTurn(String volumeGroup, Supplier<T> work) {
+        return limiter.holdingChangeTurn(volumeGroup, CHANGE_TIMEOUT, work);
     }
 
     /** The driver's changes on the group so far. */

@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
@@ -31,8 +32,8 @@ public final class VolumeGroupLimiter {
     private final Duration reserve;
     private final Supplier<Optional<Duration>> deadline;
     private final ConcurrentHashMap<String, Semaphore> groups = new ConcurrentHashMap<>();
-    /** One permit per group: the driver's change on it, if one runs. */
-    private final ConcurrentHashMap<String, Semaphore> changes = new ConcurrentHashMap<>();
+    /** Per group, held by the driver's change on it, if one runs (re-entered by the changes of a holder's work). */
+    private final ConcurrentHashMap<String, ReentrantLock> changes = new ConcurrentHashMap<>();
 
     public VolumeGroupLimiter(int permits, Duration reserve, Supplier<Optional<Duration>> deadline) {
         if (permits < 1) {
@@ -68,19 +69,31 @@ public final class VolumeGroupLimiter {
      * change of the driver runs on the group, and both waits share the one allowance.
      */
     public <T> T runChange(String volumeGroup, Duration longest, Supplier<T> command) {
+        return holdingChangeTurn(volumeGroup, longest, () -> run(volumeGroup, longest, command));
+    }
+
+    /**
+     * Runs {@code work} while no change of the driver but its own runs on the group: the changes
+     * {@code work} makes take the turn it holds, and a read it makes stays true until it ends.
+     */
+    public <T> T holdingChangeTurn(String volumeGroup, Duration longest, Supplier<T> work) {
         long waitUntil = System.nanoTime() + waitAllowed(longest).toNanos();
-        Semaphore turn = changes.computeIfAbsent(volumeGroup, vg -> new Semaphore(1, true));
-        acquire(turn, waitUntil, volumeGroup, "another change of the driver is running on it");
+        ReentrantLock turn = changes.computeIfAbsent(volumeGroup, vg -> new ReentrantLock(true));
+        boolean acquired;
         try {
-            Semaphore places = groups.computeIfAbsent(volumeGroup, vg -> new Semaphore(permits, true));
-            acquire(places, waitUntil, volumeGroup, permits + " lvm commands are running on it");
-            try {
-                return command.get();
-            } finally {
-                places.release();
-            }
+            long wait = waitUntil - System.nanoTime();
+            acquired = turn.tryLock() || (wait > 0 && turn.tryLock(wait, TimeUnit.NANOSECONDS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw interrupted(volumeGroup);
+        }
+        if (!acquired) {
+            throw busy(volumeGroup, "another change of the driver is running on it", turn.getQueueLength());
+        }
+        try {
+            return work.get();
         } finally {
-            turn.release();
+            turn.unlock();
         }
     }
 
@@ -95,13 +108,20 @@ public final class VolumeGroupLimiter {
             acquired = semaphore.tryAcquire() || (wait > 0 && semaphore.tryAcquire(wait, TimeUnit.NANOSECONDS));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw DriverException.aborted("waiting to run lvm on volume group " + volumeGroup
-                    + " was interrupted: the driver is shutting down");
+            throw interrupted(volumeGroup);
         }
         if (!acquired) {
-            throw DriverException.aborted("volume group " + volumeGroup + " is busy: " + busyWith + " and "
-                    + semaphore.getQueueLength() + " more wait; too little of this call's deadline is left to "
-                    + "wait longer, retry it");
+            throw busy(volumeGroup, busyWith, semaphore.getQueueLength());
         }
+    }
+
+    private static DriverException interrupted(String volumeGroup) {
+        return DriverException.aborted("waiting to run lvm on volume group " + volumeGroup
+                + " was interrupted: the driver is shutting down");
+    }
+
+    private static DriverException busy(String volumeGroup, String busyWith, int waiting) {
+        return DriverException.aborted("volume group " + volumeGroup + " is busy: " + busyWith + " and " + waiting
+                + " more wait; too little of this call's deadline is left to wait longer, retry it");
     }
 }

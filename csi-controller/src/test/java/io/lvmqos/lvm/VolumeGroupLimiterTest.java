@@ -107,6 +107,30 @@ class VolumeGroupLimiterTest {
     }
 
     @Test
+    void workHoldingTheTurnRunsItsOwnChangesAndKeepsOthersOut() throws Exception {
+        CountDownLatch holding = new CountDownLatch(1);
+        CompletableFuture<String> holder = CompletableFuture.supplyAsync(() -> limiter.holdingChangeTurn("vg0", LONGEST,
+                () -> {
+                    holding.countDown();
+                    String first = limiter.runChange("vg0", LONGEST, () -> "own change");
+                    try {
+                        finish.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return first + ", then " + limiter.runChange("vg0", LONGEST, () -> "another own change");
+                }), r -> Thread.ofPlatform().daemon().start(r));
+        holding.await();
+        CompletableFuture<String> other = CompletableFuture.supplyAsync(
+                () -> limiter.runChange("vg0", LONGEST, () -> "other change"), r -> Thread.ofPlatform().daemon().start(r));
+        Thread.sleep(200);
+        assertFalse(other.isDone(), "another caller's change ran inside the holder's turn");
+        finish.countDown();
+        assertEquals("own change, then another own change", assertTimeoutPreemptively(HANG_GUARD, () -> holder.get()));
+        assertEquals("other change", assertTimeoutPreemptively(HANG_GUARD, () -> other.get()));
+    }
+
+    @Test
     void changesOfTwoGroupsRunAtOnce() throws Exception {
         occupy("vg0", 1, true);
         deadline.set(Optional.of(Duration.ZERO));

@@ -38,7 +38,7 @@ public final class LvmShells implements AutoCloseable {
     private final Path workDir;
     private final Duration stopGrace;
     private final Map<String, Deque<LvmShell>> idle = new HashMap<>();
-    private Optional<Path> systemDir;
+    private Optional<LvmShellConfig.Directory> systemDir;
     private boolean closed;
     private final Thread reaper;
 
@@ -82,11 +82,11 @@ public final class LvmShells implements AutoCloseable {
         return Optional.empty();
     }
 
-    private synchronized Optional<Path> systemDir() {
+    private synchronized Optional<LvmShellConfig.Directory> systemDir() {
         if (systemDir == null) {
             try {
                 systemDir = Optional.of(LvmShellConfig.prepare(runner, lvm, workDir));
-                log.info("lvm commands run in long-lived lvm shells configured in {}", systemDir.get());
+                log.info("lvm commands run in long-lived lvm shells configured in {}", systemDir.get().path());
             } catch (LvmShellConfig.Refused | IOException | RuntimeException e) {
                 systemDir = Optional.empty();
                 log.warn("lvm commands are forked one by one: no lvm shell configuration ({})", e.getMessage());
@@ -109,7 +109,7 @@ public final class LvmShells implements AutoCloseable {
                 shell.close();
             }
         }
-        return LvmShell.start(runner, lvm, systemDir.orElseThrow(), stopGrace);
+        return LvmShell.start(runner, lvm, systemDir.orElseThrow().path(), stopGrace);
     }
 
     private void giveBack(String volumeGroup, LvmShell shell) {
@@ -156,10 +156,10 @@ public final class LvmShells implements AutoCloseable {
         }
         reaper.interrupt();
         all.forEach(LvmShell::close);
-        Optional<Path> dir;
+        Optional<LvmShellConfig.Directory> dir;
         synchronized (this) {
             dir = systemDir == null ? Optional.empty() : systemDir;
         }
-        dir.ifPresent(LvmShellConfig::remove);
+        dir.ifPresent(LvmShellConfig.Directory::remove);
     }
 }

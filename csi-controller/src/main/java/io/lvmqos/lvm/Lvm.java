@@ -187,6 +187,29 @@ public final class Lvm {
         return LvmReport.physicalVolumes(result.stdout());
     }
 
+    /**
+     * Resumes the group's LVs whose device lvm left suspended: an lvm killed (SIGKILL: the OOM
+     * killer, a container killed, or the driver's own stop past its grace) between suspending a
+     * device and resuming it, as a thin snapshot's lvcreate does to its origin, leaves every read and
+     * write of that device waiting for good, the pod's and the driver's alike. {@code lvchange
+     * --refresh} reloads and resumes it under the group's lock, so a change of another lvm that
+     * suspends the same device on purpose has ended before it runs. Returns the LVs refreshed.
+     */
+    public List<String> resumeSuspended(String volumeGroup) {
+        CommandResult result = run(volumeGroup, lvsReport(LvmReport.STATE_FIELDS, volumeGroup));
+        if (LvmFailure.VOLUME_GROUP_NOT_FOUND.isWhy(result)) {
+            return List.of();
+        }
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
+        List<String> refreshed = LvmReport.suspended(result.stdout());
+        for (String name : refreshed) {
+            change(volumeGroup, List.of("lvchange", "--refresh", "--", volumeGroup + "/" + name));
+        }
+        return refreshed;
+    }
+
     /** A linear LV; new LVs have any old signature wiped so no stale filesystem is ever mounted. */
     public void createLinear(String volumeGroup, String name, long sizeBytes, List<String> tags) {
         List<String> args = new ArrayList<>(List.of("lvcreate", "--yes", "--wipesignatures", "y", "--zero", "y",

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,6 +64,26 @@ final class LvmReport {
                             : LogicalVolume.PoolHealth.OK));
         }
         return volumes;
+    }
+
+    /** What {@link #suspended} reads: every LV's name and attributes, hidden ones included. */
+    static final List<String> STATE_FIELDS = List.of("lv_name", "lv_attr");
+
+    /**
+     * The LVs whose device is suspended (the fifth attribute 's'), as the LV to refresh: a pool's
+     * hidden layers ({@code [pool_tpool]}, {@code [pool_tdata]}, {@code [pool_tmeta]}) as their pool,
+     * which lvm refreshes as one; each name once.
+     */
+    static List<String> suspended(String json) {
+        Set<String> names = new LinkedHashSet<>();
+        for (Row row : rows(json, "lv")) {
+            String attr = row.text("lv_attr");
+            if (attr.length() > 4 && attr.charAt(4) == 's') {
+                String name = row.text("lv_name").replaceAll("^\\[|\\]$", "");
+                names.add(name.replaceFirst("_(tpool|tdata|tmeta)$", ""));
+            }
+        }
+        return List.copyOf(names);
     }
 
     /** The PV devices of a {@code vgs -o pv_name} report, one row per PV. */

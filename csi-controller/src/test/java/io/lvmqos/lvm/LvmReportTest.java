@@ -56,6 +56,30 @@ class LvmReportTest {
         assertEquals(List.of(Path.of("/dev/loop0"), Path.of("/dev/vdb1")), LvmReport.physicalVolumes(json));
     }
 
+    /** lvs --all -o lv_name,lv_attr: the fifth attribute is the device's state, 's' when suspended. */
+    @Test
+    void suspendedVolumesAreNamedAsTheLvToRefresh() {
+        String json = """
+                  {
+                      "report": [
+                          {
+                              "lv": [
+                                  {"lv_name":"[lvol0_pmspare]", "lv_attr":"ewi-------"},
+                                  {"lv_name":"thinpool", "lv_attr":"twi-aotz--"},
+                                  {"lv_name":"[thinpool_tdata]", "lv_attr":"Twi-so----"},
+                                  {"lv_name":"[thinpool_tmeta]", "lv_attr":"ewi-so----"},
+                                  {"lv_name":"vol_a", "lv_attr":"Vwi-aotz--"},
+                                  {"lv_name":"vol_b", "lv_attr":"Vwi-sotz--"},
+                                  {"lv_name":"vol_c", "lv_attr":"Vwi---tz-k"},
+                                  {"lv_name":"lin", "lv_attr":"-wi-s-----"}
+                              ]
+                          }
+                      ]
+                  }
+                """;
+        assertEquals(List.of("thinpool", "vol_b", "lin"), LvmReport.suspended(json));
+    }
+
     @Test
     void hiddenVolumesInBracketsAreLeftOut() {
         assertEquals(List.of("snap_k", "snap_t", "thinpool", "vol_a", "vol_t"),

@@ -139,6 +139,8 @@ public final class Driver {
         Thread.ofPlatform().daemon().name("startup").start(() -> {
             health.check();
             health.start(HEALTH_PERIOD, HEALTH_PERIOD);
+            // before anything reads a volume: a killed run's lvm may have left a device suspended
+            resumeSuspended(lvm, settings.volumeGroups());
             try {
                 podLimits.resume();
             } catch (RuntimeException e) {
@@ -193,6 +195,20 @@ public final class Driver {
      * refuses guarantees with the reason, rather than not starting: the caps of every other volume
      * on the node must not go with it.
      */
+    /** Resumes the devices a killed lvm left suspended, each group on its own: one that fails is logged. */
+    private static void resumeSuspended(Lvm lvm, List<String> volumeGroups) {
+        for (String vg : volumeGroups) {
+            try {
+                for (String name : lvm.resumeSuspended(vg)) {
+                    log.warn("resumed LV {}/{}: its device was left suspended, as an lvm killed inside a change "
+                            + "leaves it, and every I/O to it waited", vg, name);
+                }
+            } catch (RuntimeException e) {
+                log.warn("could not resume suspended LVs of volume group {}: {}", vg, e.getMessage());
+            }
+        }
+    }
+
     private static GuaranteePolicy enableIoCost(DriverSettings settings, Lvm lvm, IoCost ioCost, BackingDisks disks,
                                                 PodCgroups podCgroups) {
         IoCostSettings asked = settings.ioCost();

@@ -4,6 +4,7 @@ import io.lvmqos.e2e.guest.DeviceFaultCheck;
 import io.lvmqos.e2e.guest.FullThinPoolCheck;
 import io.lvmqos.e2e.guest.KillDuringRpcCheck;
 import io.lvmqos.e2e.guest.StopDuringLvmCheck;
+import io.lvmqos.e2e.guest.SuspendedDeviceCheck;
 import io.lvmqos.e2e.guest.TeardownWithoutLvmCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
@@ -27,7 +28,7 @@ class FaultIT {
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
-                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class);
+                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class, SuspendedDeviceCheck.class);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.lvmqos.e2e.qemu;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestBuilder;
 import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.e2e.uml.GuestHost;
 import io.lvmqos.e2e.uml.GuestProcess;
 import io.lvmqos.e2e.uml.GuestRun;
 import io.lvmqos.e2e.uml.GuestRunDir;
@@ -16,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -83,8 +83,6 @@ public final class QemuGuest {
     // Host paths that reach qemu's option strings (split at ',') and the kernel's command line (split
     // at blanks) unquoted.
     private static final Pattern SAFE_PATH = Pattern.compile("[A-Za-z0-9/._+-]+");
-    private static final List<Path> GUEST_SBIN =
-            Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
 
     /** A kernel to boot, its initramfs (made by scripts/qemu.sh for it) and its modules' directory. */
     public record Kernel(Path kernel, Path initrd, Path modules) {
@@ -217,12 +215,12 @@ public final class QemuGuest {
             Assumptions.abort(SKIP_VARIABLE + "=1: qemu guest tests skipped on purpose");
         }
         List<String> missing = new ArrayList<>();
-        if (!isRoot()) {
+        if (!GuestHost.isRoot()) {
             missing.add("not root: the guest acts on the host's /tmp and the run directory as the host user, and the"
                     + " test bed is proven as root only; run as root, or set " + SKIP_VARIABLE + "=1 to skip these"
                     + " tests explicitly");
         }
-        if (findIn(hostPath(), QEMU).isEmpty()) {
+        if (GuestHost.findOnPath(QEMU).isEmpty()) {
             missing.add(QEMU + " not found on PATH: apt-get install qemu-system-x86");
         }
         if (kernel.isEmpty()) {
@@ -244,17 +242,7 @@ public final class QemuGuest {
                 missing.add(k.modules() + ": a path a shell can take unquoted is needed (" + SAFE_PATH + ")");
             }
         }
-        // The guest runs with its own PATH over the host's files: look where it will look.
-        if (findIn(GUEST_SBIN, "modprobe").isEmpty()) {
-            missing.add("modprobe not found (the guest loads device-mapper with it): apt-get install kmod");
-        }
-        if (findIn(GUEST_SBIN, "lvm").isEmpty()) {
-            missing.add("lvm not found: apt-get install lvm2");
-        }
-        boolean thinPools = volumeGroups.stream().anyMatch(vg -> vg.thinPool().isPresent());
-        if (thinPools && findIn(GUEST_SBIN, "thin_check").isEmpty()) {
-            missing.add("thin_check not found (LVM runs it to activate thin pools): apt-get install thin-provisioning-tools");
-        }
+        missing.addAll(GuestHost.missingTools("modprobe", volumeGroups));
         if (!missing.isEmpty()) {
             throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
         }
@@ -347,30 +335,6 @@ public final class QemuGuest {
         return Optional.of(new Kernel(paths.get(0).get(), paths.get(1).get(), paths.get(2).get()));
     }
 
-    private static boolean isRoot() {
-        try {
-            // /proc/self belongs to the user the process runs as.
-            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
-        } catch (IOException | UnsupportedOperationException e) {
-            return false;
-        }
-    }
-
-    private static List<Path> hostPath() {
-        String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
-        return Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList();
-    }
-
-    private static Optional<Path> findIn(List<Path> dirs, String program) {
-        return dirs.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst();
-    }
-
-    private static void requireMatch(Pattern pattern, String value, String what) {
-        if (value == null || !pattern.matcher(value).matches()) {
-            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
-        }
-    }
-
     /** Settings of a qemu guest; every one but the payload has a default. */
     public static final class Builder extends GuestBuilder<Builder> {
         private int cpus = 1;
@@ -434,7 +398,7 @@ public final class QemuGuest {
          */
         public Builder cgroupControllers(String... controllers) {
             for (String controller : controllers) {
-                requireMatch(CONTROLLER, controller, "cgroup controller");
+                GuestHost.requireMatch(CONTROLLER, controller, "cgroup controller");
                 cgroupControllers.add(controller);
             }
             return this;

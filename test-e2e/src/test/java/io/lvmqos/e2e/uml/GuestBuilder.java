@@ -107,14 +107,14 @@ public abstract class GuestBuilder<B extends GuestBuilder<B>> implements GuestSp
 
     /** Names the run directory, to find it among others: letters, digits, '.', '_' and '-'. */
     public B name(String name) {
-        requireMatch(NAME, name, "guest name");
+        GuestHost.requireMatch(NAME, name, "guest name");
         this.name = name;
         return self();
     }
 
     /** The guest's memory, as UML's {@code mem=} and qemu's {@code -m} take it: {@code 1536M}, {@code 2G}. */
     public B memory(String memory) {
-        requireMatch(MEMORY, memory, "memory");
+        GuestHost.requireMatch(MEMORY, memory, "memory");
         this.memory = memory;
         return self();
     }
@@ -187,7 +187,7 @@ public abstract class GuestBuilder<B extends GuestBuilder<B>> implements GuestSp
     /** Further kernel modules to load after the device-mapper ones, by name: {@code dm-delay}. */
     public B modules(String... names) {
         for (String module : names) {
-            requireMatch(MODULE, module, "module name");
+            GuestHost.requireMatch(MODULE, module, "module name");
             extraModules.add(module);
         }
         return self();
@@ -209,7 +209,7 @@ public abstract class GuestBuilder<B extends GuestBuilder<B>> implements GuestSp
 
     /** An environment variable for the payload; it may override the ones init sets ({@link GuestEnv}). */
     public B env(String name, String value) {
-        requireMatch(ENV_NAME, name, "environment variable name");
+        GuestHost.requireMatch(ENV_NAME, name, "environment variable name");
         environment.put(name, Objects.requireNonNull(value));
         return self();
     }
@@ -227,11 +227,5 @@ public abstract class GuestBuilder<B extends GuestBuilder<B>> implements GuestSp
     public B keepDisks(boolean keep) {
         this.keepDisks = keep;
         return self();
-    }
-
-    private static void requireMatch(Pattern pattern, String value, String what) {
-        if (value == null || !pattern.matcher(value).matches()) {
-            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
-        }
     }
 }

@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -15,7 +14,6 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -60,13 +58,11 @@ public final class UmlGuest {
 
     private static final Pattern LVM_NAME = Pattern.compile("[A-Za-z0-9+_.][A-Za-z0-9+_.-]*");
     private static final Pattern LVM_SIZE = Pattern.compile("\\d+(\\.\\d+)?[bBsSkKmMgGtTpPeE]?|\\d+%(VG|FREE|PVS)");
-    private static final List<Path> GUEST_SBIN =
-            Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
 
     /** A volume group init creates on the given disks (indexes into the builder's disks). */
     public record VolumeGroup(String name, List<Integer> disks, Optional<ThinPool> thinPool) {
         public VolumeGroup {
-            requireMatch(LVM_NAME, name, "volume group name");
+            GuestHost.requireMatch(LVM_NAME, name, "volume group name");
             disks = List.copyOf(disks);
             Objects.requireNonNull(thinPool);
         }
@@ -75,8 +71,8 @@ public final class UmlGuest {
     /** A thin pool: {@code size} is an lvcreate size ({@code 2G}) or extents share ({@code 90%FREE}). */
     public record ThinPool(String name, String size) {
         public ThinPool {
-            requireMatch(LVM_NAME, name, "thin pool name");
-            requireMatch(LVM_SIZE, size, "thin pool size");
+            GuestHost.requireMatch(LVM_NAME, name, "thin pool name");
+            GuestHost.requireMatch(LVM_SIZE, size, "thin pool size");
         }
     }
 
@@ -290,14 +286,14 @@ public final class UmlGuest {
             Assumptions.abort(SKIP_VARIABLE + "=1: real-kernel guest tests skipped on purpose");
         }
         List<String> missing = new ArrayList<>();
-        if (!isRoot()) {
+        if (!GuestHost.isRoot()) {
             missing.add("not root: the guest's root acts on the host's files (hostfs) with the host user's"
                     + " rights, so only a root host user gives it a real root; run as root, or set "
                     + SKIP_VARIABLE + "=1 to skip these tests explicitly");
         }
         if (kernel.isPresent() && !Files.isExecutable(kernel.get().binary())) {
             missing.add("the kernel " + kernel.get().binary() + " is not an executable file");
-        } else if (kernel.isEmpty() && findOnPath("linux.uml").isEmpty()) {
+        } else if (kernel.isEmpty() && GuestHost.findOnPath("linux.uml").isEmpty()) {
             missing.add("linux.uml not found on PATH: apt-get install user-mode-linux, or run ./run-tests, which"
                     + " chooses a kernel that boots on this machine");
         }
@@ -305,17 +301,7 @@ public final class UmlGuest {
             missing.add(KERNEL_VARIABLE + " is set but " + MODULES_VARIABLE + " is not: name the kernel's module"
                     + " directory too");
         }
-        // The guest runs with its own PATH over the host's files: look where it will look.
-        if (findIn(GUEST_SBIN, "insmod").isEmpty()) {
-            missing.add("insmod not found (the guest loads device-mapper with it): apt-get install kmod");
-        }
-        if (findIn(GUEST_SBIN, "lvm").isEmpty()) {
-            missing.add("lvm not found: apt-get install lvm2");
-        }
-        boolean thinPools = volumeGroups.stream().anyMatch(vg -> vg.thinPool().isPresent());
-        if (thinPools && findIn(GUEST_SBIN, "thin_check").isEmpty()) {
-            missing.add("thin_check not found (LVM runs it to activate thin pools): apt-get install thin-provisioning-tools");
-        }
+        missing.addAll(GuestHost.missingTools("insmod", volumeGroups));
         if (!missing.isEmpty()) {
             throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
         }
@@ -373,15 +359,6 @@ public final class UmlGuest {
         return "/dev/ubd" + (char) ('a' + diskIndex);
     }
 
-    private static boolean isRoot() {
-        try {
-            // /proc/self belongs to the user the process runs as.
-            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
-        } catch (IOException | UnsupportedOperationException e) {
-            return false;
-        }
-    }
-
     /** The kernel the host chose ({@value #KERNEL_VARIABLE}), if it chose one. */
     private static Optional<Kernel> chosenKernel() {
         return Optional.ofNullable(System.getenv(KERNEL_VARIABLE)).filter(binary -> !binary.isBlank())
@@ -391,21 +368,6 @@ public final class UmlGuest {
 
     private String kernelName() {
         return kernel.map(k -> k.binary().toString()).orElse("linux.uml");
-    }
-
-    private static Optional<Path> findOnPath(String program) {
-        String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
-        return findIn(Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList(), program);
-    }
-
-    private static Optional<Path> findIn(List<Path> dirs, String program) {
-        return dirs.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst();
-    }
-
-    private static void requireMatch(Pattern pattern, String value, String what) {
-        if (value == null || !pattern.matcher(value).matches()) {
-            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
-        }
     }
 
     /** Settings of a UML guest; every one but the payload has a default. */

@@ -108,28 +108,11 @@ lvmqos_elf_use_libc() {
 # returns 1.
 lvmqos_jdk_fetch() {
   fetch_suite=$1
-  lvmqos_apt_private "$LVMQOS_JDK_CACHE/apt/$fetch_suite" "$fetch_suite" || return 1
-  fetch_version=$(lvmqos_uml_apt apt-cache policy "$LVMQOS_JDK_PACKAGE" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-  case "$fetch_version" in
-    ''|'(none)') echo "$fetch_suite has no $LVMQOS_JDK_PACKAGE"; return 1 ;;
-  esac
-  fetch_dir=$LVMQOS_JDK_CACHE/$fetch_version
-  if [ -f "$fetch_dir/ready" ]; then echo "$fetch_dir"; return 0; fi
   # openjdk-25-jdk-headless depends on openjdk-25-jre-headless of the same version.
   fetch_jre=$(echo "$LVMQOS_JDK_PACKAGE" | sed 's/-jdk-headless$/-jre-headless/')
-  rm -rf "$fetch_dir.partial" "$uml_apt/debs"/*.deb
-  echo "fetching $LVMQOS_JDK_PACKAGE $fetch_version from Debian $fetch_suite (about 400 MB)" >&2
-  if ! fetch_out=$(cd "$uml_apt/debs" && lvmqos_uml_apt apt-get download "$LVMQOS_JDK_PACKAGE" "$fetch_jre=$fetch_version" libc6 2>&1); then
-    echo "apt-get download from $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
-    return 1
-  fi
-  mkdir -p "$fetch_dir.partial/root"
-  for deb in "$uml_apt/debs"/*.deb; do
-    echo "fetched $(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >&2
-    echo "$(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >> "$fetch_dir.partial/packages"
-    dpkg -x "$deb" "$fetch_dir.partial/root" || { echo "dpkg -x $deb failed"; return 1; }
-  done
-  rm -f "$uml_apt/debs"/*.deb
+  lvmqos_apt_private "$LVMQOS_JDK_CACHE/apt/$fetch_suite" "$fetch_suite" || return 1
+  lvmqos_debs_fetch "$LVMQOS_JDK_CACHE" "$fetch_suite" "$LVMQOS_JDK_PACKAGE" "$fetch_jre=" libc6 || return 1
+  if [ -f "$fetch_dir/ready" ]; then echo "$fetch_dir"; return 0; fi
   rm -rf "$fetch_dir.partial/root/usr/share/doc" "$fetch_dir.partial/root/usr/share/man" "$fetch_dir.partial/root/usr/lib/debug"
   fetch_home=$(cd "$fetch_dir.partial/root" && ls -d usr/lib/jvm/java-*-openjdk-* 2>/dev/null | while read -r d; do
     [ -L "$d" ] || echo "$d"; done | head -n 1)
@@ -356,28 +339,51 @@ lvmqos_apt_private() {
   fi
 }
 
+# lvmqos_debs_fetch CACHE SUITE PACKAGE [MORE...]: the one way a pinned Debian package comes into a cache
+# (the JDK's, the UML kernel's, the qemu node's kernel), after lvmqos_apt_private CACHE/apt/SUITE SUITE
+# (apt checks the archive's signatures). It takes PACKAGE's candidate version in SUITE and sets
+# fetch_version and fetch_dir=CACHE/<version>. If fetch_dir is ready (fetched before) it returns at
+# once. Else it downloads PACKAGE and the MORE packages (one ending in "=" at PACKAGE's version, such as
+# a JDK's own JRE), records each .deb's sha256 in $fetch_dir.partial/packages, unpacks them into
+# $fetch_dir.partial/root and returns 0: the caller finishes the partial directory and moves it into
+# place. On failure prints one line saying why and returns 1.
+lvmqos_debs_fetch() {
+  debs_cache=$1 debs_suite=$2 debs_package=$3; shift 3
+  fetch_version=$(lvmqos_uml_apt apt-cache policy "$debs_package" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+  case "$fetch_version" in
+    ''|'(none)') echo "$debs_suite has no $debs_package"; return 1 ;;
+  esac
+  fetch_dir=$debs_cache/$fetch_version
+  if [ -f "$fetch_dir/ready" ]; then return 0; fi
+  debs_wanted="$debs_package"
+  for debs_more in "$@"; do
+    case "$debs_more" in *=) debs_more="$debs_more$fetch_version" ;; esac
+    debs_wanted="$debs_wanted $debs_more"
+  done
+  rm -rf "$fetch_dir.partial" "$uml_apt/debs"/*.deb
+  echo "fetching $debs_wanted from Debian $debs_suite" >&2
+  # Package names hold no blanks: $debs_wanted splits into them.
+  if ! debs_out=$(cd "$uml_apt/debs" && lvmqos_uml_apt apt-get download $debs_wanted 2>&1); then
+    echo "apt-get download $debs_package from $debs_suite failed: $(printf '%s' "$debs_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
+    return 1
+  fi
+  mkdir -p "$fetch_dir.partial/root" || { echo "cannot write $fetch_dir.partial"; return 1; }
+  for deb in "$uml_apt/debs"/*.deb; do
+    debs_sum=$(sha256sum "$deb" | cut -d ' ' -f 1)
+    echo "fetched $(basename "$deb") sha256 $debs_sum" >&2
+    echo "$(basename "$deb") sha256 $debs_sum" >> "$fetch_dir.partial/packages"
+    dpkg -x "$deb" "$fetch_dir.partial/root" || { echo "dpkg -x $deb failed"; return 1; }
+  done
+  rm -f "$uml_apt/debs"/*.deb
+}
+
 # lvmqos_uml_fetch SUITE: brings that suite's user-mode-linux, with its libc6, into the cache (once per
 # version) and prints the cached directory; on failure prints one line saying why and returns 1.
 lvmqos_uml_fetch() {
   fetch_suite=$1
   lvmqos_apt_private "$LVMQOS_UML_CACHE/apt/$fetch_suite" "$fetch_suite" || return 1
-  fetch_version=$(lvmqos_uml_apt apt-cache policy user-mode-linux 2>/dev/null | sed -n 's/^ *Candidate: //p')
-  case "$fetch_version" in
-    ''|'(none)') echo "$fetch_suite has no user-mode-linux"; return 1 ;;
-  esac
-  fetch_dir=$LVMQOS_UML_CACHE/$fetch_version
+  lvmqos_debs_fetch "$LVMQOS_UML_CACHE" "$fetch_suite" user-mode-linux libc6 || return 1
   if [ -f "$fetch_dir/ready" ]; then echo "$fetch_dir"; return 0; fi
-  rm -rf "$fetch_dir.partial" "$uml_apt/debs"/*.deb
-  if ! fetch_out=$(cd "$uml_apt/debs" && lvmqos_uml_apt apt-get download user-mode-linux libc6 2>&1); then
-    echo "apt-get download from $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
-    return 1
-  fi
-  mkdir -p "$fetch_dir.partial/root"
-  for deb in "$uml_apt/debs"/*.deb; do
-    echo "fetched $(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >&2
-    echo "$(basename "$deb") sha256 $(sha256sum "$deb" | cut -d ' ' -f 1)" >> "$fetch_dir.partial/packages"
-    dpkg -x "$deb" "$fetch_dir.partial/root" || { echo "dpkg -x $deb failed"; return 1; }
-  done
   fetch_libdir=$fetch_dir/root/usr/lib/x86_64-linux-gnu
   fetch_release=$(ls "$fetch_dir.partial/root/usr/lib/uml/modules" | head -n 1)
   [ -n "$fetch_release" ] || { echo "the package holds no modules under usr/lib/uml/modules"; return 1; }
@@ -386,7 +392,6 @@ lvmqos_uml_fetch() {
     "$fetch_dir.partial/root/usr/bin/linux.uml" || { echo "patchelf of linux.uml failed"; return 1; }
   echo "Debian user-mode-linux $fetch_version from $fetch_suite" > "$fetch_dir.partial/origin"
   echo "$fetch_release" > "$fetch_dir.partial/release"
-  rm -f "$uml_apt/debs"/*.deb
   rm -rf "$fetch_dir"
   mv "$fetch_dir.partial" "$fetch_dir" && touch "$fetch_dir/ready" || { echo "cannot move $fetch_dir into place"; return 1; }
   echo "$fetch_dir"

@@ -169,25 +169,8 @@ lvmqos_qemu_fetch() {
   fetch_dep=$(lvmqos_uml_apt apt-cache depends linux-image-amd64 2>/dev/null |
     sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
   [ -n "$fetch_dep" ] || { echo "$fetch_suite has no linux-image-amd64"; return 1; }
-  fetch_version=$(lvmqos_uml_apt apt-cache policy "$fetch_dep" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-  case "$fetch_version" in
-    ''|'(none)') echo "$fetch_suite has no $fetch_dep"; return 1 ;;
-  esac
-  fetch_dir=$LVMQOS_QEMU_CACHE/$fetch_version
+  lvmqos_debs_fetch "$LVMQOS_QEMU_CACHE" "$fetch_suite" "$fetch_dep" || return 1
   if [ -f "$fetch_dir/ready" ]; then echo "$fetch_dir"; return 0; fi
-  rm -rf "$fetch_dir.partial" "$uml_apt/debs"/*.deb
-  if ! fetch_out=$(cd "$uml_apt/debs" && lvmqos_uml_apt apt-get download "$fetch_dep=$fetch_version" 2>&1); then
-    echo "apt-get download $fetch_dep from $fetch_suite failed: $(printf '%s' "$fetch_out" | grep -E '^(E|W):' | head -n 2 | tr '\n' ' ')"
-    return 1
-  fi
-  mkdir -p "$fetch_dir.partial/root" || { echo "cannot write $fetch_dir.partial"; return 1; }
-  for deb in "$uml_apt/debs"/*.deb; do
-    fetch_sum=$(sha256sum "$deb" | cut -d ' ' -f 1)
-    echo "fetched $(basename "$deb") sha256 $fetch_sum" >&2
-    echo "$(basename "$deb") sha256 $fetch_sum" >> "$fetch_dir.partial/packages"
-    dpkg -x "$deb" "$fetch_dir.partial/root" || { echo "dpkg -x $deb failed"; return 1; }
-  done
-  rm -f "$uml_apt/debs"/*.deb
   fetch_release=$(ls "$fetch_dir.partial/root/lib/modules" 2>/dev/null | head -n 1)
   [ -n "$fetch_release" ] && [ -f "$fetch_dir.partial/root/boot/vmlinuz-$fetch_release" ] ||
     { echo "$fetch_dep holds no boot/vmlinuz-<release> beside lib/modules/<release>"; return 1; }

@@ -8,6 +8,7 @@ import csi.v1.Csi;
 import io.lvmqos.e2e.CsiClient;
 import io.lvmqos.e2e.demo.DemoPod.QosClass;
 import io.lvmqos.e2e.demo.QosTable.Limit;
+import io.lvmqos.e2e.guest.DriverForTheClass;
 import io.lvmqos.e2e.guest.GuestContainerd;
 import io.lvmqos.e2e.guest.GuestDriver;
 import io.lvmqos.e2e.uml.GuestCommand;
@@ -140,7 +141,9 @@ public final class DemoNode {
     private void startDriver() throws Exception {
         // the node plugin's container: a mount namespace of its own whose kubelet directory stays
         // shared with the node's, as mountPropagation: Bidirectional makes it
-        driver = GuestDriver.startBehind(List.of("unshare", "--mount", "--propagation", "unchanged"));
+        // the demo is a program, not a check: no JUnit life cycle closes this driver, the demo does
+        driver = new DriverForTheClass().behind(List.of("unshare", "--mount", "--propagation", "unchanged"))
+                .startedBySetUp().start();
         Csi.GetPluginInfoResponse info = driver.client().identity().getPluginInfo(Csi.GetPluginInfoRequest.getDefaultInstance());
         Csi.NodeGetInfoResponse node = driver.client().node().nodeGetInfo(Csi.NodeGetInfoRequest.getDefaultInstance());
         topology = node.getAccessibleTopology();

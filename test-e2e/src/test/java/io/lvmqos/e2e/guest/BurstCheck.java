@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -45,6 +46,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * another, for the wall time to compare. Writes {@value #REPORT}.md; it asserts no time.
  */
 public class BurstCheck {
+
+    @RegisterExtension
+    static final DriverForTheClass driverPerTest = new DriverForTheClass().behind(BurstCheck::intoBurstCgroup)
+            .startedByEachTest();
 
     public static final String REPORT = "burst";
     public static final String CALLS_ENV = "LVMQOS_BURST_CALLS";
@@ -69,20 +74,26 @@ public class BurstCheck {
         }
     }
 
+    private static Path burstCgroup() {
+        return GuestEnv.cgroupRoot().resolve("lvmqos-burst");
+    }
+
+    /** The driver and every lvm it starts are charged to the cgroup from the JVM's first page on. */
+    private static List<String> intoBurstCgroup() {
+        return List.of("/bin/sh", "-c", "echo $$ > " + burstCgroup().resolve("cgroup.procs") + " && exec \"$@\"", "sh");
+    }
+
     @Test
     void aBurstOfThinCreatesAndDeletesAllSucceedWithinTheDaemonSetsMemoryLimit() throws Exception {
         int calls = Integer.parseInt(System.getenv().getOrDefault(CALLS_ENV, "30"));
         boolean inARow = Boolean.parseBoolean(System.getenv().getOrDefault(IN_A_ROW_ENV, "false"));
         long memoryMax = daemonSetMemoryLimit();
-        Path cgroup = GuestEnv.cgroupRoot().resolve("lvmqos-burst");
+        Path cgroup = burstCgroup();
         Files.createDirectories(cgroup);
         Files.writeString(cgroup.resolve("memory.max"), Long.toString(memoryMax));
         List<Wave> waves = new ArrayList<>();
         long idle;
-        // the driver and every lvm it starts are charged to the cgroup from the JVM's first page on
-        List<String> intoCgroup = List.of("/bin/sh", "-c",
-                "echo $$ > " + cgroup.resolve("cgroup.procs") + " && exec \"$@\"", "sh");
-        try (GuestDriver driver = GuestDriver.startBehind(intoCgroup)) {
+        try (GuestDriver driver = driverPerTest.start()) {
             awaitReady(driver.client());
             idle = Long.parseLong(Files.readString(cgroup.resolve("memory.current")).strip());
             String[] ids = new String[calls];

@@ -33,6 +33,7 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 26, part 2: a long churn with kills. {@value #PODS_DEFAULT} pods (cgroups as kubelet lays
@@ -76,6 +77,9 @@ public class ChurnCheck {
     private final List<Pod> pods = new ArrayList<>();
     private Random random;
     private long seed;
+    @RegisterExtension
+    static final DriverForTheClass driverPerTest = new DriverForTheClass().startedByEachTest();
+    /** The running driver; {@link #killDriver} replaces it with a new one. */
     private volatile GuestDriver driver;
     /** Every driver killed so far: a call on one of their channels lost its connection. */
     private final java.util.Set<GuestDriver> killedDrivers = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -114,7 +118,7 @@ public class ChurnCheck {
         for (int i = 0; i < podCount; i++) {
             pods.add(GuestPods.create(QosClass.BURSTABLE));
         }
-        driver = GuestDriver.start();
+        driver = driverPerTest.start();
         awaitReady();
         long started = System.nanoTime();
         long end = started + Duration.ofSeconds(seconds).toNanos();
@@ -475,7 +479,7 @@ public class ChurnCheck {
         }
         slowestExitMillis = Math.max(slowestExitMillis, (System.nanoTime() - killed) / 1_000_000);
         old.close();
-        driver = GuestDriver.start();
+        driver = driverPerTest.start();
         awaitReady();
     }
 

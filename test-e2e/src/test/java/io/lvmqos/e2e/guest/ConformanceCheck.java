@@ -11,7 +11,6 @@ import csi.v1.Csi;
 import io.grpc.Status;
 import io.lvmqos.e2e.CsiClient;
 import io.lvmqos.e2e.uml.GuestCommand;
-import io.lvmqos.e2e.uml.GuestEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -20,10 +19,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -35,20 +33,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 public class ConformanceCheck {
 
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void start() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass();
 
     private static CsiClient csi() {
         return driver.client();

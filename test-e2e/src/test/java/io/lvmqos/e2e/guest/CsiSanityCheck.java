@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Runs the user's csi-sanity binary against the driver in the guest. Its staging directory is one
@@ -18,6 +19,9 @@ import org.junit.jupiter.api.Test;
  * Volumes are thin because csi-sanity snapshots and clones whatever it creates.
  */
 public class CsiSanityCheck {
+
+    @RegisterExtension
+    static final DriverForTheClass driverPerTest = new DriverForTheClass().startedByEachTest();
 
     /** Guest environment variables set by CsiSanityIT. */
     public static final String BINARY = "LVMQOS_CSI_SANITY";
@@ -59,7 +63,7 @@ public class CsiSanityCheck {
                 """);
         String podUid = java.util.UUID.randomUUID().toString();
         Files.createDirectories(podCgroup(podUid));
-        try (GuestDriver driver = GuestDriver.start()) {
+        try (GuestDriver driver = driverPerTest.start()) {
             // csi-sanity makes its target and staging directories with mkdir, not mkdir -p
             Files.createDirectories(stagingDir(GuestDriver.KUBELET).getParent());
             Files.createDirectories(mountDir(GuestDriver.KUBELET, podUid).getParent());

@@ -34,6 +34,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Weights and floors through the driver's own parameters, in a node whose kernel has io.cost
@@ -57,7 +58,10 @@ public class GuaranteeCheck {
     private static final int FIO_SECONDS = 20;
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = DriverForTheClass.withGuestArgs(() -> List.of("--metrics-address", METRICS,
+            "--io-cost", GuestEnv.volumeGroup(), "--io-cost-model", GuestEnv.volumeGroup() + ":" + MODEL,
+            "--io-capacity", GuestEnv.volumeGroup() + ":iops=" + DISK_IOPS)).startedBySetUp();
     /** What the disk gives one reader with io.cost off: measured before the driver turns it on. */
     private static double uncontrolledIops;
     private static final List<String> report = new ArrayList<>();
@@ -76,9 +80,7 @@ public class GuaranteeCheck {
         uncontrolledIops = readIops(List.of(fioArgs(GuestEnv.disks().getFirst(), "vda")), List.of())
                 .getFirst();
         note("the disk alone, io.cost off: %.0f IOPS", uncontrolledIops);
-        driver = GuestDriver.start("--metrics-address", METRICS, "--io-cost", GuestEnv.volumeGroup(),
-                "--io-cost-model", GuestEnv.volumeGroup() + ":" + MODEL,
-                "--io-capacity", GuestEnv.volumeGroup() + ":iops=" + DISK_IOPS);
+        driver.start();
         assertTrue(driver.log().contains("io.cost on disk"), "the driver says what it set:\n" + driver.log());
     }
 
@@ -97,9 +99,6 @@ public class GuaranteeCheck {
 
     @AfterAll
     static void stop() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
         if (GuestEnv.inGuest()) {
             Files.write(GuestEnv.outDir().resolve("guarantee.txt"), report, StandardCharsets.UTF_8);
         }

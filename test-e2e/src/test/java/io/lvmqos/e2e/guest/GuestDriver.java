@@ -16,7 +16,8 @@ import java.util.List;
 /**
  * The driver running inside the guest as the node plugin would: its own process, the shipped JVM
  * flags, a kubelet directory that is a shared mount (as /var/lib/kubelet is under Bidirectional
- * propagation), the guest's volume groups and cgroup tree.
+ * propagation), the guest's volume groups and cgroup tree. Checks start it through
+ * {@link DriverForTheClass}; this class is the process wrapper.
  */
 public final class GuestDriver implements AutoCloseable {
 
@@ -36,23 +37,11 @@ public final class GuestDriver implements AutoCloseable {
         this.extraArgs = List.copyOf(extraArgs);
     }
 
-    /** The driver serving a node of another name than {@link #NODE}. */
-    public static GuestDriver startAs(String node, String... extraArgs) throws Exception {
+    /** The only starter: {@link DriverForTheClass} is how checks get a driver. */
+    static GuestDriver launch(List<String> prefix, String node, List<String> extraArgs) throws Exception {
         prepareKubeletDir();
-        GuestDriver driver = new GuestDriver(List.of(), node, List.of(extraArgs));
-        driver.launch();
-        return driver;
-    }
-
-    public static GuestDriver start(String... extraArgs) throws Exception {
-        return startBehind(List.of(), extraArgs);
-    }
-
-    /** Starts the driver behind a command prefix, such as {@code unshare --mount} for its own mount namespace. */
-    public static GuestDriver startBehind(List<String> prefix, String... extraArgs) throws Exception {
-        prepareKubeletDir();
-        GuestDriver driver = new GuestDriver(prefix, NODE, List.of(extraArgs));
-        driver.launch();
+        GuestDriver driver = new GuestDriver(prefix, node, extraArgs);
+        driver.startProcess();
         return driver;
     }
 
@@ -67,7 +56,7 @@ public final class GuestDriver implements AutoCloseable {
         }
     }
 
-    private void launch() throws Exception {
+    private void startProcess() throws Exception {
         List<String> args = new ArrayList<>(List.of("--node-id", node, "--kubelet-dir", KUBELET.toString(),
                 "--cgroup-root", GuestEnv.cgroupRoot().toString()));
         for (String vg : GuestEnv.volumeGroups()) {
@@ -99,7 +88,7 @@ public final class GuestDriver implements AutoCloseable {
 
     public void restart() throws Exception {
         close();
-        launch();
+        startProcess();
     }
 
     public String log() throws IOException {

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A node whose volume group lock is held (another lvm command stuck in it, or an operator's
@@ -29,22 +30,20 @@ public class HeldVolumeGroupLockCheck {
     private static final Duration UNANSWERED = Duration.ofSeconds(12);
 
     private static HeldVolumeGroupLock lock;
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass("--probe-lvm-timeout", Long.toString(UNANSWERED.toSeconds())).startedBySetUp();
 
     @BeforeAll
     static void holdTheLockThenStart() throws Exception {
         GuestEnv.assumeInGuest();
         lock = HeldVolumeGroupLock.take();
-        driver = GuestDriver.start("--probe-lvm-timeout", Long.toString(UNANSWERED.toSeconds()));
+        driver.start();
     }
 
     @AfterAll
     static void release() throws Exception {
         if (lock != null) {
             lock.close();
-        }
-        if (driver != null) {
-            driver.close();
         }
     }
 

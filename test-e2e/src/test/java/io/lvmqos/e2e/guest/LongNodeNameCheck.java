@@ -10,9 +10,9 @@ import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Ids stay within CSI's 128 bytes on a node whose name has the 253 characters Kubernetes allows: a
@@ -23,20 +23,12 @@ public class LongNodeNameCheck {
     /** Four DNS labels of at most 63 characters: 253 characters in all. */
     static final String NODE = "a".repeat(63) + "." + "b".repeat(63) + "." + "c".repeat(63) + "." + "d".repeat(61);
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass().as(NODE);
 
     @BeforeAll
-    static void startDriver() throws Exception {
-        GuestEnv.assumeInGuest();
+    static void theNameIsTheLongestAllowed() {
         assertEquals(253, NODE.length());
-        driver = GuestDriver.startAs(NODE);
-    }
-
-    @AfterAll
-    static void stopDriver() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
     }
 
     @Test

@@ -20,9 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * ControllerModifyVolume while pods run: the new limits are stored in the LV's tags and
@@ -37,20 +36,8 @@ public class ModifyCheck {
     private static final String METRICS = "127.0.0.1:9809";
     private static final String LIMIT = "lvmqos_volume_io_limit_bytes_per_second";
     private static final int FIO_SECONDS = 16;
-    private static GuestDriver driver;
-
-    @BeforeAll
-    static void start() throws Exception {
-        GuestEnv.assumeInGuest();
-        driver = GuestDriver.start("--metrics-address", METRICS);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass("--metrics-address", METRICS);
 
     /** A volume with these parameters, staged at {@code staging}. */
     private static Csi.Volume createAndStage(String name, long bytes, Map<String, String> parameters,

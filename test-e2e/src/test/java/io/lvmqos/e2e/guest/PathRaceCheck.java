@@ -33,9 +33,9 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Hostile path swaps under NodePublishVolume and NodeUnpublishVolume. A second thread exchanges
@@ -73,7 +73,8 @@ public class PathRaceCheck {
     private static final int AT_FDCWD = -100;
     private static final int RENAME_EXCHANGE = 2;
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass().startedBySetUp();
     private static Rename rename;
     private static String volumeId;
     private static Path staging;
@@ -85,7 +86,7 @@ public class PathRaceCheck {
         GuestEnv.assumeInGuest();
         // the C library this JVM runs on, as the driver binds it (NativeLibC)
         rename = renameat2();
-        driver = GuestDriver.start();
+        driver.start();
         Files.createDirectories(OUTSIDE_MOUNT);
         Files.createDirectories(OUTSIDE_MARKER);
         ok("mount", "-t", "tmpfs", "-o", "size=1m", "outside", OUTSIDE_MOUNT.toString());
@@ -115,12 +116,6 @@ public class PathRaceCheck {
         };
     }
 
-    @AfterAll
-    static void tearDown() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
-    }
 
     /** The target directory itself swapped with a symlink to the outside tmpfs's mount point. */
     @Test

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Mount propagation as on a node: the driver runs in a mount namespace of its own whose kubelet
@@ -28,7 +29,9 @@ import org.junit.jupiter.api.Test;
  */
 public class PropagationCheck {
 
-    private static GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass()
+            .behind(List.of("unshare", "--mount", "--propagation", "unchanged")).startedBySetUp();
     private static Process hostToContainerPod;
     private static Process nonePod;
 
@@ -39,15 +42,12 @@ public class PropagationCheck {
         hostToContainerPod = new ProcessBuilder("unshare", "--mount", "--propagation", "slave", "sleep", "600").start();
         nonePod = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sleep", "600").start();
         // the plugin container: its own namespace, the kubelet directory left shared with the host
-        driver = GuestDriver.startBehind(List.of("unshare", "--mount", "--propagation", "unchanged"));
+        driver.start();
         TimeUnit.MILLISECONDS.sleep(200);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (driver != null) {
-            driver.close();
-        }
         for (Process pod : new Process[] {hostToContainerPod, nonePod}) {
             if (pod != null) {
                 pod.destroyForcibly().waitFor();

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The node after a reboot ({@code RebootIT}), on the disks of {@link RebootBeforeCheck}'s guest:
@@ -38,6 +39,9 @@ import org.junit.jupiter.api.Test;
  */
 public class RebootAfterCheck {
 
+    @RegisterExtension
+    static final DriverForTheClass driverPerTest = new DriverForTheClass("--wipe-bps", RebootBeforeCheck.WIPE_BPS).startedByEachTest();
+
     private final RebootJournal journal = new RebootJournal(Path.of(System.getenv(RebootJournal.JOURNAL_ENV)));
     private final String vg = GuestEnv.volumeGroup();
 
@@ -46,7 +50,7 @@ public class RebootAfterCheck {
         GuestEnv.assumeInGuest();
         assertEquals("", activeLvs(), "nothing activated the volume group's LVs at boot: no udev in this node");
         thinCheck();
-        try (GuestDriver driver = GuestDriver.start("--wipe-bps", RebootBeforeCheck.WIPE_BPS)) {
+        try (GuestDriver driver = driverPerTest.start()) {
             Set<String> volumeIds = new HashSet<>();
             for (List<String> volume : journal.entries("volume")) {
                 replayKubelet(driver, volume);

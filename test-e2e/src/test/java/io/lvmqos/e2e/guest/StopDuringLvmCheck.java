@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The plugin stopped with SIGTERM, as kubelet stops it on a drain or an upgrade, while a CreateVolume
@@ -32,7 +33,8 @@ public class StopDuringLvmCheck {
     /** The shutdown grace (10 s) plus the longest stop grace of an lvm command (15 s), and slack for UML. */
     private static final Duration EXIT_BOUND = Duration.ofSeconds(45);
 
-    private GuestDriver driver;
+    @RegisterExtension
+    static final DriverForTheClass driver = new DriverForTheClass().startedByEachTest();
     private HeldVolumeGroupLock lock;
 
     @AfterEach
@@ -40,15 +42,12 @@ public class StopDuringLvmCheck {
         if (lock != null) {
             lock.close();
         }
-        if (driver != null) {
-            driver.close();
-        }
     }
 
     @Test
     void aCreateWaitingOnTheLockFinishesWhenTheLockComesFreeWithinTheGrace() throws Exception {
         GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
+        driver.start();
         Csi.CreateVolumeRequest request = create("stop-finishes", 32 * MIB, Map.of("lvmType", "thin")).build();
         lock = HeldVolumeGroupLock.take();
         CompletableFuture<Csi.Volume> call = CompletableFuture.supplyAsync(
@@ -78,7 +77,7 @@ public class StopDuringLvmCheck {
     @Test
     void aCreateWhoseLockNeverComesFreeIsStoppedWithinTheBoundAndLeavesNothing() throws Exception {
         GuestEnv.assumeInGuest();
-        driver = GuestDriver.start();
+        driver.start();
         Csi.CreateVolumeRequest request = create("stop-bounded", 32 * MIB, Map.of("lvmType", "thin")).build();
         lock = HeldVolumeGroupLock.take();
         CompletableFuture<Csi.Volume> call = CompletableFuture.supplyAsync(

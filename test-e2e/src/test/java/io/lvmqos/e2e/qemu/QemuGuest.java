@@ -1,14 +1,13 @@
 package io.lvmqos.e2e.qemu;
 
 import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.GuestBuilder;
 import io.lvmqos.e2e.uml.GuestEnv;
+import io.lvmqos.e2e.uml.GuestHost;
 import io.lvmqos.e2e.uml.GuestProcess;
 import io.lvmqos.e2e.uml.GuestRun;
 import io.lvmqos.e2e.uml.GuestRunDir;
-import io.lvmqos.e2e.uml.GuestSpec;
 import io.lvmqos.e2e.uml.GuestVerdict;
-import io.lvmqos.e2e.uml.UmlGuest;
-import io.lvmqos.e2e.uml.UmlGuest.ThinPool;
 import io.lvmqos.e2e.uml.UmlGuest.VolumeGroup;
 import io.lvmqos.e2e.uml.UmlGuestException;
 import io.lvmqos.e2e.uml.UmlGuestException.Failure;
@@ -18,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -81,17 +79,10 @@ public final class QemuGuest {
     // The kernel's command line, and so init's environment: init knows which kind of guest it runs in.
     private static final String KIND = "qemu";
     private static final String QEMU = "qemu-system-x86_64";
-    private static final int MAX_DISKS = 16;
-    private static final Pattern MEMORY = Pattern.compile("\\d+[KMG]");
-    private static final Pattern DISK_SIZE = Pattern.compile("(\\d+)([KMGT]?)");
-    private static final Pattern MODULE = Pattern.compile("[A-Za-z0-9_-]+");
     private static final Pattern CONTROLLER = Pattern.compile("[a-z_]+");
-    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     // Host paths that reach qemu's option strings (split at ',') and the kernel's command line (split
     // at blanks) unquoted.
     private static final Pattern SAFE_PATH = Pattern.compile("[A-Za-z0-9/._+-]+");
-    private static final List<Path> GUEST_SBIN =
-            Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
 
     /** A kernel to boot, its initramfs (made by scripts/qemu.sh for it) and its modules' directory. */
     public record Kernel(Path kernel, Path initrd, Path modules) {
@@ -118,21 +109,21 @@ public final class QemuGuest {
     private final boolean keepDisks;
     private final Optional<Kernel> kernel;
 
-    private QemuGuest(Builder builder) {
-        this.name = builder.name;
-        this.memory = builder.memory;
+    private QemuGuest(Builder builder, GuestBuilder.Settings settings) {
+        this.name = settings.name();
+        this.memory = settings.memory();
         this.cpus = builder.cpus;
-        this.diskSizes = List.copyOf(builder.diskSizes);
+        this.diskSizes = settings.diskSizes();
         this.diskIops = builder.diskIops;
-        this.volumeGroups = List.copyOf(builder.volumeGroups.values());
-        this.cgroupMode = builder.cgroupMode;
-        this.cgroupRoot = builder.cgroupRoot;
+        this.volumeGroups = settings.volumeGroups();
+        this.cgroupMode = settings.cgroupMode();
+        this.cgroupRoot = settings.cgroupRoot();
         this.cgroupControllers = List.copyOf(builder.cgroupControllers);
-        this.extraModules = List.copyOf(builder.extraModules);
-        this.payload = builder.payload;
-        this.environment = Map.copyOf(builder.environment);
-        this.timeout = builder.timeout;
-        this.keepDisks = builder.keepDisks;
+        this.extraModules = settings.extraModules();
+        this.payload = settings.payload();
+        this.environment = settings.environment();
+        this.timeout = settings.timeout();
+        this.keepDisks = settings.keepDisks();
         this.kernel = builder.kernel.or(QemuGuest::chosenKernel);
     }
 
@@ -224,12 +215,12 @@ public final class QemuGuest {
             Assumptions.abort(SKIP_VARIABLE + "=1: qemu guest tests skipped on purpose");
         }
         List<String> missing = new ArrayList<>();
-        if (!isRoot()) {
+        if (!GuestHost.isRoot()) {
             missing.add("not root: the guest acts on the host's /tmp and the run directory as the host user, and the"
                     + " test bed is proven as root only; run as root, or set " + SKIP_VARIABLE + "=1 to skip these"
                     + " tests explicitly");
         }
-        if (findIn(hostPath(), QEMU).isEmpty()) {
+        if (GuestHost.findOnPath(QEMU).isEmpty()) {
             missing.add(QEMU + " not found on PATH: apt-get install qemu-system-x86");
         }
         if (kernel.isEmpty()) {
@@ -251,17 +242,7 @@ public final class QemuGuest {
                 missing.add(k.modules() + ": a path a shell can take unquoted is needed (" + SAFE_PATH + ")");
             }
         }
-        // The guest runs with its own PATH over the host's files: look where it will look.
-        if (findIn(GUEST_SBIN, "modprobe").isEmpty()) {
-            missing.add("modprobe not found (the guest loads device-mapper with it): apt-get install kmod");
-        }
-        if (findIn(GUEST_SBIN, "lvm").isEmpty()) {
-            missing.add("lvm not found: apt-get install lvm2");
-        }
-        boolean thinPools = volumeGroups.stream().anyMatch(vg -> vg.thinPool().isPresent());
-        if (thinPools && findIn(GUEST_SBIN, "thin_check").isEmpty()) {
-            missing.add("thin_check not found (LVM runs it to activate thin pools): apt-get install thin-provisioning-tools");
-        }
+        missing.addAll(GuestHost.missingTools("modprobe", volumeGroups));
         if (!missing.isEmpty()) {
             throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
         }
@@ -354,69 +335,29 @@ public final class QemuGuest {
         return Optional.of(new Kernel(paths.get(0).get(), paths.get(1).get(), paths.get(2).get()));
     }
 
-    private static boolean isRoot() {
-        try {
-            // /proc/self belongs to the user the process runs as.
-            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
-        } catch (IOException | UnsupportedOperationException e) {
-            return false;
-        }
-    }
-
-    private static List<Path> hostPath() {
-        String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
-        return Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList();
-    }
-
-    private static Optional<Path> findIn(List<Path> dirs, String program) {
-        return dirs.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst();
-    }
-
-    private static void requireMatch(Pattern pattern, String value, String what) {
-        if (value == null || !pattern.matcher(value).matches()) {
-            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
-        }
-    }
-
-    /** Settings of a guest; every one but the payload has a default. */
-    public static final class Builder implements GuestSpec {
-        private String name = "qemu";
-        private String memory = DEFAULT_MEMORY;
+    /** Settings of a qemu guest; every one but the payload has a default. */
+    public static final class Builder extends GuestBuilder<Builder> {
         private int cpus = 1;
-        private final List<Long> diskSizes = new ArrayList<>();
         private int diskIops = DEFAULT_DISK_IOPS;
-        private final Map<String, VolumeGroup> volumeGroups = new LinkedHashMap<>();
-        private CgroupMode cgroupMode = CgroupMode.V2;
-        private String cgroupRoot = UmlGuest.DEFAULT_CGROUP_ROOT;
         private final Set<String> cgroupControllers = new LinkedHashSet<>(List.of("io", "memory"));
-        private final List<String> extraModules = new ArrayList<>();
-        private String payload;
-        private final Map<String, String> environment = new LinkedHashMap<>();
-        private Duration timeout = DEFAULT_TIMEOUT;
-        private boolean keepDisks;
         private Optional<Kernel> kernel = Optional.empty();
 
         private Builder() {
+            super("qemu", DEFAULT_MEMORY, DEFAULT_TIMEOUT, "at most " + GuestBuilder.MAX_DISKS + " disks");
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /** An independent builder with the same settings, to derive a variant without changing this one. */
         public Builder copy() {
-            Builder copy = new Builder();
-            copy.name = name;
-            copy.memory = memory;
+            Builder copy = copyInto(new Builder());
             copy.cpus = cpus;
-            copy.diskSizes.addAll(diskSizes);
             copy.diskIops = diskIops;
-            copy.volumeGroups.putAll(volumeGroups);
-            copy.cgroupMode = cgroupMode;
-            copy.cgroupRoot = cgroupRoot;
             copy.cgroupControllers.clear();
             copy.cgroupControllers.addAll(cgroupControllers);
-            copy.extraModules.addAll(extraModules);
-            copy.payload = payload;
-            copy.environment.putAll(environment);
-            copy.timeout = timeout;
-            copy.keepDisks = keepDisks;
             copy.kernel = kernel;
             return copy;
         }
@@ -427,14 +368,6 @@ public final class QemuGuest {
             return this;
         }
 
-        /** Names the run directory, to find it among others: letters, digits, '.', '_' and '-'. */
-        public Builder name(String name) {
-            requireMatch(Pattern.compile("[A-Za-z0-9._-]+"), name, "guest name");
-            this.name = name;
-            return this;
-        }
-
-        /** The guest's memory, as qemu's {@code -m} takes it: {@code 2G}. Default {@value #DEFAULT_MEMORY}. */
         /**
          * Emulated CPUs, one host thread each (qemu's multi-threaded TCG). Where the disk must be the
          * bottleneck under emulation, two keep the I/O of the pods from waiting on the guest's CPU.
@@ -444,39 +377,6 @@ public final class QemuGuest {
                 throw new IllegalArgumentException("cpus " + cpus + " is out of range 1..4");
             }
             this.cpus = cpus;
-            return this;
-        }
-
-        public Builder memory(String memory) {
-            requireMatch(MEMORY, memory, "memory");
-            this.memory = memory;
-            return this;
-        }
-
-        /** Adds a sparse disk: {@code 4G}, {@code 512M}. The n-th disk is {@code /dev/vd<a+n>} in the guest. */
-        public Builder disk(String size) {
-            var matcher = DISK_SIZE.matcher(size);
-            if (!matcher.matches()) {
-                throw new IllegalArgumentException("invalid disk size: " + size + " (e.g. 4G, 512M)");
-            }
-            int shift = switch (matcher.group(2)) {
-                case "K" -> 10;
-                case "M" -> 20;
-                case "G" -> 30;
-                case "T" -> 40;
-                default -> 0;
-            };
-            return disk(Math.multiplyExact(Long.parseLong(matcher.group(1)), 1L << shift));
-        }
-
-        public Builder disk(long bytes) {
-            if (bytes <= 0) {
-                throw new IllegalArgumentException("disk size must be positive: " + bytes);
-            }
-            if (diskSizes.size() == MAX_DISKS) {
-                throw new IllegalArgumentException("at most " + MAX_DISKS + " disks");
-            }
-            diskSizes.add(bytes);
             return this;
         }
 
@@ -492,94 +392,15 @@ public final class QemuGuest {
             return this;
         }
 
-        /** A volume group on the disks with these indexes (in {@link #disk} order), each a whole-disk PV. */
-        public Builder volumeGroup(String name, int... diskIndexes) {
-            if (diskIndexes.length == 0) {
-                throw new IllegalArgumentException("volume group " + name + " needs at least one disk");
-            }
-            List<Integer> disks = Arrays.stream(diskIndexes).boxed().toList();
-            volumeGroups.put(name, new VolumeGroup(name, disks, Optional.empty()));
-            return this;
-        }
-
-        /** A thin pool (zeroing on) in a volume group declared before. */
-        public Builder thinPool(String volumeGroup, String pool, String size) {
-            VolumeGroup vg = volumeGroups.get(volumeGroup);
-            if (vg == null) {
-                throw new IllegalArgumentException("declare volume group " + volumeGroup + " before its thin pool");
-            }
-            volumeGroups.put(volumeGroup, new VolumeGroup(vg.name(), vg.disks(), Optional.of(new ThinPool(pool, size))));
-            return this;
-        }
-
-        /** The cgroup hierarchy, mounted at {@value UmlGuest#DEFAULT_CGROUP_ROOT}. Default: {@link CgroupMode#V2}. */
-        public Builder cgroup(CgroupMode mode) {
-            return cgroup(mode, UmlGuest.DEFAULT_CGROUP_ROOT);
-        }
-
-        public Builder cgroup(CgroupMode mode, String root) {
-            this.cgroupMode = Objects.requireNonNull(mode);
-            if (!root.startsWith("/")) {
-                throw new IllegalArgumentException("cgroup root must be absolute: " + root);
-            }
-            this.cgroupRoot = root;
-            return this;
-        }
-
         /**
          * Further cgroup v2 controllers init enables in the root's {@code cgroup.subtree_control}, beside
          * io and memory: {@code cpu}, {@code pids}, as kubelet enables them.
          */
         public Builder cgroupControllers(String... controllers) {
             for (String controller : controllers) {
-                requireMatch(CONTROLLER, controller, "cgroup controller");
+                GuestHost.requireMatch(CONTROLLER, controller, "cgroup controller");
                 cgroupControllers.add(controller);
             }
-            return this;
-        }
-
-        /** Further kernel modules to load after the device-mapper ones, by name: {@code dm-delay}. */
-        public Builder modules(String... names) {
-            for (String module : names) {
-                requireMatch(MODULE, module, "module name");
-                extraModules.add(module);
-            }
-            return this;
-        }
-
-        /** The payload: a command line the guest runs with {@code sh -c}, as root, in /tmp. */
-        public Builder payload(String shellCommandLine) {
-            this.payload = Objects.requireNonNull(shellCommandLine);
-            return this;
-        }
-
-        /** The payload as an argument list, each word quoted for the guest's shell. */
-        public Builder payload(List<String> argv) {
-            if (argv.isEmpty()) {
-                throw new IllegalArgumentException("empty payload");
-            }
-            return payload(argv.stream().map(UmlGuest::shellQuote).collect(Collectors.joining(" ")));
-        }
-
-        /** An environment variable for the payload; it may override the ones init sets ({@link GuestEnv}). */
-        public Builder env(String name, String value) {
-            requireMatch(ENV_NAME, name, "environment variable name");
-            environment.put(name, Objects.requireNonNull(value));
-            return this;
-        }
-
-        /** The whole run's limit: boot, setup and payload. Default {@link #DEFAULT_TIMEOUT}. */
-        public Builder timeout(Duration timeout) {
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be positive: " + timeout);
-            }
-            this.timeout = timeout;
-            return this;
-        }
-
-        /** Keep the disk images after a successful run (a failed run always keeps them). */
-        public Builder keepDisks(boolean keep) {
-            this.keepDisks = keep;
             return this;
         }
 
@@ -589,18 +410,7 @@ public final class QemuGuest {
         }
 
         public QemuGuest build() {
-            if (payload == null) {
-                throw new IllegalStateException("a guest needs a payload");
-            }
-            for (VolumeGroup vg : volumeGroups.values()) {
-                for (int disk : vg.disks()) {
-                    if (disk < 0 || disk >= diskSizes.size()) {
-                        throw new IllegalStateException("volume group " + vg.name() + " uses disk " + disk
-                                + " but there are " + diskSizes.size() + " disks");
-                    }
-                }
-            }
-            return new QemuGuest(this);
+            return new QemuGuest(this, settings());
         }
     }
 }

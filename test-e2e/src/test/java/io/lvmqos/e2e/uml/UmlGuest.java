@@ -7,17 +7,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -60,21 +56,13 @@ public final class UmlGuest {
 
     static final int CONSOLE_TAIL_LINES = 60;
 
-    // UML's ubd driver has 16 devices, ubd0..ubd15 (/dev/ubda..ubdp).
-    private static final int MAX_DISKS = 16;
-    private static final Pattern MEMORY = Pattern.compile("\\d+[KMG]");
-    private static final Pattern DISK_SIZE = Pattern.compile("(\\d+)([KMGT]?)");
     private static final Pattern LVM_NAME = Pattern.compile("[A-Za-z0-9+_.][A-Za-z0-9+_.-]*");
     private static final Pattern LVM_SIZE = Pattern.compile("\\d+(\\.\\d+)?[bBsSkKmMgGtTpPeE]?|\\d+%(VG|FREE|PVS)");
-    private static final Pattern MODULE = Pattern.compile("[A-Za-z0-9_-]+");
-    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-    private static final List<Path> GUEST_SBIN =
-            Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").map(Path::of).toList();
 
     /** A volume group init creates on the given disks (indexes into the builder's disks). */
     public record VolumeGroup(String name, List<Integer> disks, Optional<ThinPool> thinPool) {
         public VolumeGroup {
-            requireMatch(LVM_NAME, name, "volume group name");
+            GuestHost.requireMatch(LVM_NAME, name, "volume group name");
             disks = List.copyOf(disks);
             Objects.requireNonNull(thinPool);
         }
@@ -83,8 +71,8 @@ public final class UmlGuest {
     /** A thin pool: {@code size} is an lvcreate size ({@code 2G}) or extents share ({@code 90%FREE}). */
     public record ThinPool(String name, String size) {
         public ThinPool {
-            requireMatch(LVM_NAME, name, "thin pool name");
-            requireMatch(LVM_SIZE, size, "thin pool size");
+            GuestHost.requireMatch(LVM_NAME, name, "thin pool name");
+            GuestHost.requireMatch(LVM_SIZE, size, "thin pool size");
         }
     }
 
@@ -111,18 +99,18 @@ public final class UmlGuest {
     private final Optional<Path> runDirectory;
     private final Optional<Path> reusedDisks;
 
-    private UmlGuest(Builder builder) {
-        this.name = builder.name;
-        this.memory = builder.memory;
-        this.diskSizes = List.copyOf(builder.diskSizes);
-        this.volumeGroups = List.copyOf(builder.volumeGroups.values());
-        this.cgroupMode = builder.cgroupMode;
-        this.cgroupRoot = builder.cgroupRoot;
-        this.extraModules = List.copyOf(builder.extraModules);
-        this.payload = builder.payload;
-        this.environment = Map.copyOf(builder.environment);
-        this.timeout = builder.timeout;
-        this.keepDisks = builder.keepDisks;
+    private UmlGuest(Builder builder, GuestBuilder.Settings settings) {
+        this.name = settings.name();
+        this.memory = settings.memory();
+        this.diskSizes = settings.diskSizes();
+        this.volumeGroups = settings.volumeGroups();
+        this.cgroupMode = settings.cgroupMode();
+        this.cgroupRoot = settings.cgroupRoot();
+        this.extraModules = settings.extraModules();
+        this.payload = settings.payload();
+        this.environment = settings.environment();
+        this.timeout = settings.timeout();
+        this.keepDisks = settings.keepDisks();
         this.kernel = builder.kernel.or(UmlGuest::chosenKernel);
         this.runDirectory = builder.runDirectory;
         this.reusedDisks = builder.reusedDisks;
@@ -298,14 +286,14 @@ public final class UmlGuest {
             Assumptions.abort(SKIP_VARIABLE + "=1: real-kernel guest tests skipped on purpose");
         }
         List<String> missing = new ArrayList<>();
-        if (!isRoot()) {
+        if (!GuestHost.isRoot()) {
             missing.add("not root: the guest's root acts on the host's files (hostfs) with the host user's"
                     + " rights, so only a root host user gives it a real root; run as root, or set "
                     + SKIP_VARIABLE + "=1 to skip these tests explicitly");
         }
         if (kernel.isPresent() && !Files.isExecutable(kernel.get().binary())) {
             missing.add("the kernel " + kernel.get().binary() + " is not an executable file");
-        } else if (kernel.isEmpty() && findOnPath("linux.uml").isEmpty()) {
+        } else if (kernel.isEmpty() && GuestHost.findOnPath("linux.uml").isEmpty()) {
             missing.add("linux.uml not found on PATH: apt-get install user-mode-linux, or run ./run-tests, which"
                     + " chooses a kernel that boots on this machine");
         }
@@ -313,17 +301,7 @@ public final class UmlGuest {
             missing.add(KERNEL_VARIABLE + " is set but " + MODULES_VARIABLE + " is not: name the kernel's module"
                     + " directory too");
         }
-        // The guest runs with its own PATH over the host's files: look where it will look.
-        if (findIn(GUEST_SBIN, "insmod").isEmpty()) {
-            missing.add("insmod not found (the guest loads device-mapper with it): apt-get install kmod");
-        }
-        if (findIn(GUEST_SBIN, "lvm").isEmpty()) {
-            missing.add("lvm not found: apt-get install lvm2");
-        }
-        boolean thinPools = volumeGroups.stream().anyMatch(vg -> vg.thinPool().isPresent());
-        if (thinPools && findIn(GUEST_SBIN, "thin_check").isEmpty()) {
-            missing.add("thin_check not found (LVM runs it to activate thin pools): apt-get install thin-provisioning-tools");
-        }
+        missing.addAll(GuestHost.missingTools("insmod", volumeGroups));
         if (!missing.isEmpty()) {
             throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
         }
@@ -381,15 +359,6 @@ public final class UmlGuest {
         return "/dev/ubd" + (char) ('a' + diskIndex);
     }
 
-    private static boolean isRoot() {
-        try {
-            // /proc/self belongs to the user the process runs as.
-            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
-        } catch (IOException | UnsupportedOperationException e) {
-            return false;
-        }
-    }
-
     /** The kernel the host chose ({@value #KERNEL_VARIABLE}), if it chose one. */
     private static Optional<Kernel> chosenKernel() {
         return Optional.ofNullable(System.getenv(KERNEL_VARIABLE)).filter(binary -> !binary.isBlank())
@@ -401,55 +370,24 @@ public final class UmlGuest {
         return kernel.map(k -> k.binary().toString()).orElse("linux.uml");
     }
 
-    private static Optional<Path> findOnPath(String program) {
-        String path = Objects.requireNonNullElse(System.getenv("PATH"), "");
-        return findIn(Arrays.stream(path.split(":")).filter(dir -> !dir.isEmpty()).map(Path::of).toList(), program);
-    }
-
-    private static Optional<Path> findIn(List<Path> dirs, String program) {
-        return dirs.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst();
-    }
-
-    private static void requireMatch(Pattern pattern, String value, String what) {
-        if (value == null || !pattern.matcher(value).matches()) {
-            throw new IllegalArgumentException("invalid " + what + ": " + value + " (must match " + pattern + ")");
-        }
-    }
-
-    /** Settings of a guest; every one but the payload has a default. */
-    public static final class Builder implements GuestSpec {
-        private String name = "guest";
-        private String memory = DEFAULT_MEMORY;
-        private final List<Long> diskSizes = new ArrayList<>();
-        private final Map<String, VolumeGroup> volumeGroups = new LinkedHashMap<>();
-        private CgroupMode cgroupMode = CgroupMode.V2;
-        private String cgroupRoot = DEFAULT_CGROUP_ROOT;
-        private final List<String> extraModules = new ArrayList<>();
-        private String payload;
-        private final Map<String, String> environment = new LinkedHashMap<>();
-        private Duration timeout = DEFAULT_TIMEOUT;
-        private boolean keepDisks;
+    /** Settings of a UML guest; every one but the payload has a default. */
+    public static final class Builder extends GuestBuilder<Builder> {
         private Optional<Kernel> kernel = Optional.empty();
         private Optional<Path> runDirectory = Optional.empty();
         private Optional<Path> reusedDisks = Optional.empty();
 
         private Builder() {
+            super("guest", DEFAULT_MEMORY, DEFAULT_TIMEOUT, "UML has at most " + GuestBuilder.MAX_DISKS + " ubd disks");
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /** An independent builder with the same settings, to derive a variant without changing this one. */
         public Builder copy() {
-            Builder copy = new Builder();
-            copy.name = name;
-            copy.memory = memory;
-            copy.diskSizes.addAll(diskSizes);
-            copy.volumeGroups.putAll(volumeGroups);
-            copy.cgroupMode = cgroupMode;
-            copy.cgroupRoot = cgroupRoot;
-            copy.extraModules.addAll(extraModules);
-            copy.payload = payload;
-            copy.environment.putAll(environment);
-            copy.timeout = timeout;
-            copy.keepDisks = keepDisks;
+            Builder copy = copyInto(new Builder());
             copy.kernel = kernel;
             copy.runDirectory = runDirectory;
             copy.reusedDisks = reusedDisks;
@@ -471,120 +409,6 @@ public final class UmlGuest {
             return this;
         }
 
-        /** Names the run directory, to find it among others: letters, digits, '.', '_' and '-'. */
-        public Builder name(String name) {
-            requireMatch(Pattern.compile("[A-Za-z0-9._-]+"), name, "guest name");
-            this.name = name;
-            return this;
-        }
-
-        /** The guest's memory, as UML's {@code mem=} takes it: {@code 1536M}. */
-        public Builder memory(String memory) {
-            requireMatch(MEMORY, memory, "memory");
-            this.memory = memory;
-            return this;
-        }
-
-        /** Adds a sparse disk: {@code 4G}, {@code 512M}. The n-th disk is {@code /dev/ubd<a+n>} in the guest. */
-        public Builder disk(String size) {
-            var matcher = DISK_SIZE.matcher(size);
-            if (!matcher.matches()) {
-                throw new IllegalArgumentException("invalid disk size: " + size + " (e.g. 4G, 512M)");
-            }
-            int shift = switch (matcher.group(2)) {
-                case "K" -> 10;
-                case "M" -> 20;
-                case "G" -> 30;
-                case "T" -> 40;
-                default -> 0;
-            };
-            return disk(Math.multiplyExact(Long.parseLong(matcher.group(1)), 1L << shift));
-        }
-
-        public Builder disk(long bytes) {
-            if (bytes <= 0) {
-                throw new IllegalArgumentException("disk size must be positive: " + bytes);
-            }
-            if (diskSizes.size() == MAX_DISKS) {
-                throw new IllegalArgumentException("UML has at most " + MAX_DISKS + " ubd disks");
-            }
-            diskSizes.add(bytes);
-            return this;
-        }
-
-        /** A volume group on the disks with these indexes (in {@link #disk} order), each a whole-disk PV. */
-        public Builder volumeGroup(String name, int... diskIndexes) {
-            if (diskIndexes.length == 0) {
-                throw new IllegalArgumentException("volume group " + name + " needs at least one disk");
-            }
-            List<Integer> disks = Arrays.stream(diskIndexes).boxed().toList();
-            volumeGroups.put(name, new VolumeGroup(name, disks, Optional.empty()));
-            return this;
-        }
-
-        /** A thin pool (zeroing on) in a volume group declared before. */
-        public Builder thinPool(String volumeGroup, String pool, String size) {
-            VolumeGroup vg = volumeGroups.get(volumeGroup);
-            if (vg == null) {
-                throw new IllegalArgumentException("declare volume group " + volumeGroup + " before its thin pool");
-            }
-            volumeGroups.put(volumeGroup, new VolumeGroup(vg.name(), vg.disks(), Optional.of(new ThinPool(pool, size))));
-            return this;
-        }
-
-        /** The cgroup hierarchy, mounted at {@value #DEFAULT_CGROUP_ROOT}. Default: {@link CgroupMode#V2}. */
-        public Builder cgroup(CgroupMode mode) {
-            return cgroup(mode, DEFAULT_CGROUP_ROOT);
-        }
-
-        public Builder cgroup(CgroupMode mode, String root) {
-            this.cgroupMode = Objects.requireNonNull(mode);
-            if (!root.startsWith("/")) {
-                throw new IllegalArgumentException("cgroup root must be absolute: " + root);
-            }
-            this.cgroupRoot = root;
-            return this;
-        }
-
-        /** Further kernel modules to load after the device-mapper ones, by name: {@code dm-delay}. */
-        public Builder modules(String... names) {
-            for (String module : names) {
-                requireMatch(MODULE, module, "module name");
-                extraModules.add(module);
-            }
-            return this;
-        }
-
-        /** The payload: a command line the guest runs with {@code sh -c}, as root, in /tmp. */
-        public Builder payload(String shellCommandLine) {
-            this.payload = Objects.requireNonNull(shellCommandLine);
-            return this;
-        }
-
-        /** The payload as an argument list, each word quoted for the guest's shell. */
-        public Builder payload(List<String> argv) {
-            if (argv.isEmpty()) {
-                throw new IllegalArgumentException("empty payload");
-            }
-            return payload(argv.stream().map(UmlGuest::shellQuote).collect(Collectors.joining(" ")));
-        }
-
-        /** An environment variable for the payload; it may override the ones init sets ({@link GuestEnv}). */
-        public Builder env(String name, String value) {
-            requireMatch(ENV_NAME, name, "environment variable name");
-            environment.put(name, Objects.requireNonNull(value));
-            return this;
-        }
-
-        /** The whole run's limit: boot, setup and payload. Default {@link #DEFAULT_TIMEOUT}. */
-        public Builder timeout(Duration timeout) {
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be positive: " + timeout);
-            }
-            this.timeout = timeout;
-            return this;
-        }
-
         /**
          * Boots on the disk images of an earlier run (one with {@link #keepDisks}) in that run's
          * directory, as a node boots again on its disks: init creates no volume group, thin pool or
@@ -597,30 +421,13 @@ public final class UmlGuest {
             return this;
         }
 
-        /** Keep the disk images after a successful run (a failed run always keeps them). */
-        public Builder keepDisks(boolean keep) {
-            this.keepDisks = keep;
-            return this;
-        }
-
         @Override
         public GuestRun runWith(String payload) {
             return copy().payload(payload).build().run();
         }
 
         public UmlGuest build() {
-            if (payload == null) {
-                throw new IllegalStateException("a guest needs a payload");
-            }
-            for (VolumeGroup vg : volumeGroups.values()) {
-                for (int disk : vg.disks()) {
-                    if (disk < 0 || disk >= diskSizes.size()) {
-                        throw new IllegalStateException("volume group " + vg.name() + " uses disk " + disk
-                                + " but there are " + diskSizes.size() + " disks");
-                    }
-                }
-            }
-            return new UmlGuest(this);
+            return new UmlGuest(this, settings());
         }
     }
 }

@@ -8,6 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -56,7 +58,8 @@ public final class VolumeGroupLimiter {
     public <T> T run(String volumeGroup, Duration longest, Supplier<T> command) {
         long waitUntil = System.nanoTime() + waitAllowed(longest).toNanos();
         Semaphore places = groups.computeIfAbsent(volumeGroup, vg -> new Semaphore(permits, true));
-        acquire(places, waitUntil, volumeGroup, permits + " lvm commands are running on it");
+        await(places::tryAcquire, places::tryAcquire, places::getQueueLength, waitUntil, volumeGroup,
+                permits + " lvm commands are running on it");
         try {
             return command.get();
         } finally {
@@ -79,17 +82,8 @@ public final class VolumeGroupLimiter {
     public <T> T holdingChangeTurn(String volumeGroup, Duration longest, Supplier<T> work) {
         long waitUntil = System.nanoTime() + waitAllowed(longest).toNanos();
         ReentrantLock turn = changes.computeIfAbsent(volumeGroup, vg -> new ReentrantLock(true));
-        boolean acquired;
-        try {
-            long wait = waitUntil - System.nanoTime();
-            acquired = turn.tryLock() || (wait > 0 && turn.tryLock(wait, TimeUnit.NANOSECONDS));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw interrupted(volumeGroup);
-        }
-        if (!acquired) {
-            throw busy(volumeGroup, "another change of the driver is running on it", turn.getQueueLength());
-        }
+        await(turn::tryLock, turn::tryLock, turn::getQueueLength, waitUntil, volumeGroup,
+                "another change of the driver is running on it");
         try {
             return work.get();
         } finally {
@@ -101,27 +95,27 @@ public final class VolumeGroupLimiter {
         return deadline.get().map(left -> left.minus(reserve)).orElse(longest);
     }
 
-    private static void acquire(Semaphore semaphore, long waitUntil, String volumeGroup, String busyWith) {
+    /** A semaphore's or a lock's timed acquisition. */
+    private interface TimedAcquire {
+        boolean tryFor(long time, TimeUnit unit) throws InterruptedException;
+    }
+
+    /** Takes a place or the turn at once, or waits for it until {@code waitUntil}; ABORTED when it does not come. */
+    private static void await(BooleanSupplier now, TimedAcquire timed, IntSupplier waiting, long waitUntil,
+                              String volumeGroup, String busyWith) {
         boolean acquired;
         try {
             long wait = waitUntil - System.nanoTime();
-            acquired = semaphore.tryAcquire() || (wait > 0 && semaphore.tryAcquire(wait, TimeUnit.NANOSECONDS));
+            acquired = now.getAsBoolean() || (wait > 0 && timed.tryFor(wait, TimeUnit.NANOSECONDS));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw interrupted(volumeGroup);
+            throw DriverException.aborted("waiting to run lvm on volume group " + volumeGroup
+                    + " was interrupted: the driver is shutting down");
         }
         if (!acquired) {
-            throw busy(volumeGroup, busyWith, semaphore.getQueueLength());
+            throw DriverException.aborted("volume group " + volumeGroup + " is busy: " + busyWith + " and "
+                    + waiting.getAsInt() + " more wait; too little of this call's deadline is left to wait longer, "
+                    + "retry it");
         }
-    }
-
-    private static DriverException interrupted(String volumeGroup) {
-        return DriverException.aborted("waiting to run lvm on volume group " + volumeGroup
-                + " was interrupted: the driver is shutting down");
-    }
-
-    private static DriverException busy(String volumeGroup, String busyWith, int waiting) {
-        return DriverException.aborted("volume group " + volumeGroup + " is busy: " + busyWith + " and " + waiting
-                + " more wait; too little of this call's deadline is left to wait longer, retry it");
     }
 }

@@ -139,13 +139,14 @@ public final class Driver {
         Thread.ofPlatform().daemon().name("startup").start(() -> {
             health.check();
             health.start(HEALTH_PERIOD, HEALTH_PERIOD);
-            // before anything reads a volume: a killed run's lvm may have left a device suspended
-            resumeSuspended(lvm, settings.volumeGroups());
             try {
                 podLimits.resume();
             } catch (RuntimeException e) {
                 log.warn("could not resume the pods' cgroup v1 limits at start: {}", e.getMessage());
             }
+            // before anything reads a volume (after the v1 limits, which need no lvm and must not wait
+            // on a held VG lock): a killed run's lvm may have left a device suspended
+            resumeSuspended(lvm, settings.volumeGroups());
             List<ManagedVolume> indexed = List.of();
             try {
                 indexed = catalog.reload();

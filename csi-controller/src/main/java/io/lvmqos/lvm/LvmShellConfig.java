@@ -8,6 +8,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
@@ -164,15 +165,19 @@ final class LvmShellConfig {
 
     private static boolean abandoned(Path dir, Duration unlockedGrace) throws IOException {
         Path lockFile = dir.resolve(IN_USE);
-        if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS)) {
-            FileTime modified = Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS);
-            return modified.toInstant().plus(unlockedGrace).isBefore(Instant.now());
-        }
-        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
-            // released when the channel closes, after the directory is gone
-            return channel.tryLock() != null;
+        try {
+            if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS)) {
+                FileTime modified = Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS);
+                return modified.toInstant().plus(unlockedGrace).isBefore(Instant.now());
+            }
+            try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
+                // the lock goes again when this returns: nobody takes an abandoned directory back
+                return channel.tryLock() != null;
+            }
         } catch (OverlappingFileLockException heldHere) {
             return false; // another driver in this JVM (the tests run several)
+        } catch (NoSuchFileException goneMeanwhile) {
+            return false; // another driver's start removed it between the listing and this look
         }
     }
 

@@ -190,12 +190,6 @@ public final class Driver {
         server.awaitTermination();
     }
 
-    /**
-     * Turns io.cost on for the disks of the groups the operator named, before the socket opens, and
-     * answers which guarantees this node can keep. Failing that, the node still serves caps and
-     * refuses guarantees with the reason, rather than not starting: the caps of every other volume
-     * on the node must not go with it.
-     */
     /** Resumes the devices a killed lvm left suspended, each group on its own: one that fails is logged. */
     private static void resumeSuspended(Lvm lvm, List<String> volumeGroups) {
         for (String vg : volumeGroups) {
@@ -210,6 +204,12 @@ public final class Driver {
         }
     }
 
+    /**
+     * Turns io.cost on for the disks of the groups the operator named, before the socket opens, and
+     * answers which guarantees this node can keep. Failing that, the node still serves caps and
+     * refuses guarantees with the reason, rather than not starting: the caps of every other volume
+     * on the node must not go with it.
+     */
     private static GuaranteePolicy enableIoCost(DriverSettings settings, Lvm lvm, IoCost ioCost, BackingDisks disks,
                                                 PodCgroups podCgroups) {
         IoCostSettings asked = settings.ioCost();

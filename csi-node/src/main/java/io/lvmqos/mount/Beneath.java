@@ -17,7 +17,9 @@ import java.util.function.IntSupplier;
  * descriptor opened on that directory, never by name from "/". Each component is opened with
  * openat2(2) and RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS, relative to the
  * descriptor of the one before it; on a kernel without openat2 (before 5.6: ENOSYS), with
- * openat(2) and O_NOFOLLOW, which for a single name refuses the same things. A symlink anywhere
+ * openat(2) and O_NOFOLLOW, which for a single name refuses the same things. Where openat2 is
+ * there, the directories above a path's last name are first opened by one call with the same
+ * resolve flags, and walked one at a time only when that fails. A symlink anywhere
  * below the directory, or a component swapped for one after any earlier check, ends the walk with
  * INVALID_ARGUMENT, so whatever is then created, mounted on, unmounted or removed is reached through
  * descriptors of directories that were inside the kubelet directory when they were opened.
@@ -162,6 +164,11 @@ public final class Beneath {
         List<String> names = names(path);
         Fd dir = openRoot();
         try {
+            Optional<Fd> direct = openDirectoryAtOnce(dir, names.subList(0, names.size() - 1));
+            if (direct.isPresent()) {
+                dir.close();
+                return new Parent(direct.get(), names.getLast());
+            }
             Path walked = root;
             for (String name : names.subList(0, names.size() - 1)) {
                 walked = walked.resolve(name);
@@ -173,6 +180,27 @@ public final class Beneath {
         } catch (RuntimeException e) {
             dir.close();
             throw e;
+        }
+    }
+
+    /**
+     * Whether {@code dir} is a directory below the root reached without a symlink, told by one
+     * openat2 call; false when that cannot be told at once (no openat2, a missing or swapped
+     * name, a symlink), which the caller then finds out name by name.
+     */
+    public boolean isDirectoryAtOnce(Path dir) {
+        List<String> names = names(dir);
+        if (noOpenat2) {
+            return false;
+        }
+        int rootFd = libc.open(root.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootFd < 0) {
+            return false;
+        }
+        try (Fd top = new Fd(rootFd)) {
+            Optional<Fd> opened = openDirectoryAtOnce(top, names);
+            opened.ifPresent(Fd::close);
+            return opened.isPresent();
         }
     }
 
@@ -264,6 +292,33 @@ public final class Beneath {
         }
     }
 
+    /**
+     * The directory that {@code names} lead to below {@code dir}, opened by one openat2(2) of the
+     * relative path they make: RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS refuse for the whole path at
+     * once what the walk refuses one name at a time (a symlink, a magic link, a way out of the
+     * directory), so it reaches the directory the walk would reach, in one system call instead of
+     * two per name. Under user-mode Linux, where every system call traps to the host, that is most
+     * of a publish's walks. Empty when there is nothing to resolve, when the kernel has no openat2,
+     * and when the call fails for any reason (a missing name, a symlink, a rename racing the
+     * resolution, which openat2 answers with EAGAIN): the caller then walks one name at a time,
+     * which fails, or creates, with the error that names the component.
+     */
+    private Optional<Fd> openDirectoryAtOnce(Fd dir, List<String> names) {
+        if (names.isEmpty() || noOpenat2) {
+            return Optional.empty();
+        }
+        long[] how = {O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = (int) libc.syscall(SYS_OPENAT2, dir.number(), String.join("/", names), how, 24L);
+        if (fd >= 0) {
+            return Optional.of(new Fd(fd));
+        }
+        if (lastError.getAsInt() == Errno.ENOSYS.intValue()) {
+            noOpenat2 = true;
+        }
+        return Optional.empty();
+    }
+
     private Fd openName(Fd dir, String name, int flags, int mode, Path walked, Path whole) {
         int fd = -1;
         int errno = 0;
@@ -327,6 +382,11 @@ public final class Beneath {
         List<String> names = names(path);
         Fd dir = openRoot();
         try {
+            Optional<Fd> there = openDirectoryAtOnce(dir, names);
+            if (there.isPresent()) {
+                there.get().close();
+                return;
+            }
             Path walked = root;
             for (String name : names) {
                 walked = walked.resolve(name);
@@ -348,12 +408,18 @@ public final class Beneath {
         List<String> names = names(path);
         Fd dir = openRoot();
         try {
-            Path walked = root;
-            for (String name : names.subList(0, names.size() - 1)) {
-                walked = walked.resolve(name);
-                Fd next = openOrCreate(dir, name, walked, path);
+            Optional<Fd> direct = openDirectoryAtOnce(dir, names.subList(0, names.size() - 1));
+            if (direct.isPresent()) {
                 dir.close();
-                dir = next;
+                dir = direct.get();
+            } else {
+                Path walked = root;
+                for (String name : names.subList(0, names.size() - 1)) {
+                    walked = walked.resolve(name);
+                    Fd next = openOrCreate(dir, name, walked, path);
+                    dir.close();
+                    dir = next;
+                }
             }
             makeDirectory(dir, names.getLast(), path);
             return new Parent(dir, names.getLast());

@@ -121,8 +121,16 @@ public final class KubeletPaths {
         }
         requireFitsTheFileSystem(requested, realRoot.resolve(relative));
         Path current = realRoot;
+        Path toLookAt = relative;
         int left = relative.getNameCount();
-        for (Path name : relative) {
+        // one openat2 answers for the directories above the last name where they are all there:
+        // only the last name is then looked at (a publish checks two paths of six or seven names)
+        if (left > 1 && beneath.isDirectoryAtOnce(realRoot.resolve(relative).getParent())) {
+            current = realRoot.resolve(relative).getParent();
+            toLookAt = relative.getFileName();
+            left = 1;
+        }
+        for (Path name : toLookAt) {
             current = current.resolve(name);
             left--;
             BasicFileAttributes attributes;

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -94,6 +95,45 @@ class BeneathTest {
         assertTrue(beneath.remove(target));
         assertFalse(beneath.remove(target));
         assertFalse(beneath.remove(kubelet.resolve("pods/missing/mount")));
+    }
+
+    /** The directories above the last name are reached by one openat2 when they are all there, by the walk when not. */
+    @Test
+    void existingDirectoriesAreOpenedByOneOpenat2() throws IOException {
+        AtomicInteger openat2Calls = new AtomicInteger();
+        LibC counting = new ForwardingLibC(NativeLibC.libc()) {
+            @Override
+            public long syscall(long number, int dirFd, String path, long[] how, long size) {
+                if (number == Beneath.SYS_OPENAT2) {
+                    openat2Calls.incrementAndGet();
+                }
+                return real.syscall(number, dirFd, path, how, size);
+            }
+        };
+        Beneath beneath = new Beneath(counting, NativeLibC.lastError(), kubelet);
+        Path target = kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv/mount");
+
+        beneath.createDirectoryIn(target).close();
+        assertEquals(1 + 5 * 2, openat2Calls.getAndSet(0), "nothing there: one try, then the walk opens each of the five names"
+                + " twice, before and after it makes it");
+        try (Beneath.Parent parent = beneath.parent(target)) {
+            assertEquals(1, openat2Calls.getAndSet(0));
+            assertEquals(Optional.of(target.getParent()), parent.dir().currentPath());
+            assertEquals("mount", parent.name());
+        }
+        try (Beneath.Fd opened = beneath.openDirectory(target)) {
+            assertEquals(2, openat2Calls.getAndSet(0), "the parent at once, then the last name");
+            assertEquals(Optional.of(target), opened.currentPath());
+        }
+        beneath.createDirectories(target);
+        assertEquals(1, openat2Calls.getAndSet(0));
+
+        Files.delete(target);
+        Files.delete(target.getParent());
+        Files.createSymbolicLink(target.getParent(), outside);
+        var e = assertThrows(DriverException.InvalidArgument.class, () -> beneath.parent(target));
+        assertTrue(e.getMessage().contains("symlink " + target.getParent()), "the walk names the symlink: " + e.getMessage());
+        assertEquals(1 + 5, openat2Calls.get(), "the one call fails, the walk finds the symlink at the fifth name");
     }
 
     @ParameterizedTest(name = "openat2 {0}")

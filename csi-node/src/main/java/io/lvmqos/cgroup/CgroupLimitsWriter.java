@@ -49,11 +49,21 @@ public sealed interface CgroupLimitsWriter permits V2LimitsWriter, V1LimitsWrite
         }
     }
 
-    /** Writes the device's limits; within the kernel's bounds by construction ({@link IoLimits}). */
-    void apply(Path podCgroup, DeviceNumber device, IoLimits limits);
+    /**
+     * Writes the device's limits; within the kernel's bounds by construction ({@link IoLimits}).
+     *
+     * @return the devices the pod cgroup holds a limit line for afterwards, from the read that
+     *     checked the write ({@link #limitedDevices} without a second read)
+     */
+    Set<DeviceNumber> apply(Path podCgroup, DeviceNumber device, IoLimits limits);
 
-    /** Removes the device's limits; nothing to remove is fine, and so is a pod cgroup already gone. */
-    void remove(Path podCgroup, DeviceNumber device);
+    /**
+     * Removes the device's limits; nothing to remove is fine, and so is a pod cgroup already gone.
+     *
+     * @return the devices the pod cgroup still holds a limit line for, from the read that checked
+     *     the removal; empty when the cgroup is gone
+     */
+    Set<DeviceNumber> remove(Path podCgroup, DeviceNumber device);
 
     /**
      * The limits the kernel holds for the device in this cgroup; empty when it holds none (no
@@ -122,12 +132,12 @@ public sealed interface CgroupLimitsWriter permits V2LimitsWriter, V1LimitsWrite
     /** A node where neither cgroup interface throttles I/O: every call answers why. */
     record NoController(Path root, String why) implements CgroupLimitsWriter {
         @Override
-        public void apply(Path podCgroup, DeviceNumber device, IoLimits limits) {
+        public Set<DeviceNumber> apply(Path podCgroup, DeviceNumber device, IoLimits limits) {
             throw DriverException.unavailable(why);
         }
 
         @Override
-        public void remove(Path podCgroup, DeviceNumber device) {
+        public Set<DeviceNumber> remove(Path podCgroup, DeviceNumber device) {
             throw DriverException.unavailable(why);
         }
 

@@ -41,7 +41,7 @@ final class V1LimitsWriter implements CgroupLimitsWriter {
     }
 
     @Override
-    public void apply(Path podCgroup, DeviceNumber device, IoLimits limits) {
+    public Set<DeviceNumber> apply(Path podCgroup, DeviceNumber device, IoLimits limits) {
         Path cgroup = CgroupLimitsWriter.inside(hierarchy, podCgroup);
         synchronized (tree) {
             write(cgroup, device, limits);
@@ -52,13 +52,14 @@ final class V1LimitsWriter implements CgroupLimitsWriter {
                 }
             }
         }
+        return limitedDevices(cgroup);
     }
 
     @Override
-    public void remove(Path podCgroup, DeviceNumber device) {
+    public Set<DeviceNumber> remove(Path podCgroup, DeviceNumber device) {
         Path cgroup = CgroupLimitsWriter.inside(hierarchy, podCgroup);
         if (!Files.isDirectory(cgroup)) {
-            return;
+            return Set.of();
         }
         // the children are looked at even when the pod has no line: a removal cut short after the
         // pod cgroup may have left lines in its containers
@@ -71,6 +72,7 @@ final class V1LimitsWriter implements CgroupLimitsWriter {
                 }
             }
         }
+        return limitedDevices(cgroup);
     }
 
     @Override

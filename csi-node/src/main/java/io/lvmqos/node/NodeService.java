@@ -336,9 +336,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return;
         }
         if (!limits.isUnlimited()) {
-            podLimits.apply(pod.get(), number, limits);
+            PodLimits.PodLines lines = podLimits.apply(pod.get(), number, limits);
             times.step("limits");
-            pruneStale(pod.get(), Optional.of(number));
+            pruneStale(pod.get(), Optional.of(lines), Optional.of(number));
             times.step("stale lines");
         }
         if (guaranteed) {
@@ -349,11 +349,16 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     /**
      * A stale line is a risk for later, not for this call: its removal failing is logged, not answered.
      *
+     * @param justRead the pod cgroup's lines as the write just made read them back, if it made one
      * @param publishedNow the device a publish has just limited in the pod, whose line is not stale
      */
-    private void pruneStale(String podUid, Optional<DeviceNumber> publishedNow) {
+    private void pruneStale(String podUid, Optional<PodLimits.PodLines> justRead, Optional<DeviceNumber> publishedNow) {
         try {
-            podLimits.pruneStale(podUid, () -> publishes.inPod(podUid), publishedNow);
+            if (justRead.isPresent()) {
+                podLimits.pruneStale(justRead.get(), () -> publishes.inPod(podUid), publishedNow);
+            } else {
+                podLimits.pruneStale(podUid, () -> publishes.inPod(podUid), publishedNow);
+            }
         } catch (DriverException.Unavailable noCgroups) {
             log.debug("no stale limit lines to look for in pod {}: {}", podUid, noCgroups.getMessage());
         } catch (RuntimeException e) {
@@ -423,11 +428,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             if (pod.isPresent()) {
                 boolean stillUsed = published.isEmpty() || stillUses(pod.get(), published.get().device());
                 times.step("pod's publishes");
-                if (!stillUsed) {
-                    podLimits.lift(pod.get(), published.get().device());
-                }
+                Optional<PodLimits.PodLines> left = stillUsed ? Optional.empty()
+                        : podLimits.lift(pod.get(), published.get().device());
                 times.step("lift");
-                pruneStale(pod.get(), Optional.empty());
+                pruneStale(pod.get(), left, Optional.empty());
                 times.step("stale lines");
                 if (published.isPresent()) {
                     releaseShares(published.get().device(), pod.get());
@@ -442,12 +446,13 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     /**
      * Whether the pod still has the device published at another target, read after the unmount
-     * from the pod's own publish targets. When that cannot be told (a path on the way was swapped
-     * meanwhile), the limit stays: a line too many is pruned later, a lift too early frees the pod.
+     * from the targets where the device is published ({@link Publishes#inPod(String, DeviceNumber)}).
+     * When that cannot be told (a path on the way was swapped meanwhile), the limit stays: a line
+     * too many is pruned later, a lift too early frees the pod.
      */
     private boolean stillUses(String podUid, DeviceNumber device) {
         try {
-            return publishes.inPod(podUid).contains(device);
+            return publishes.inPod(podUid, device);
         } catch (RuntimeException e) {
             log.warn("could not tell whether pod {} still uses {} after an unpublish; its limit stays: {}", podUid,
                     device, e.getMessage());

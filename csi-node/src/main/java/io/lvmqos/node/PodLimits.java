@@ -81,7 +81,18 @@ public final class PodLimits implements PodLimitsApplier {
         if (cgroup.isEmpty()) {
             return;
         }
-        List<DeviceNumber> others = writer.limitedDevices(cgroup.get()).stream()
+        pruneStale(new PodLines(podUid, cgroup.get(), writer.limitedDevices(cgroup.get())), publishedInPod,
+                publishedNow);
+    }
+
+    /**
+     * {@link #pruneStale(String, Supplier, Optional)} with the pod cgroup's lines as a write
+     * just read them back ({@link #apply}, {@link #lift}): no second read of the same file.
+     */
+    public void pruneStale(PodLines lines, Supplier<Set<DeviceNumber>> publishedInPod,
+                           Optional<DeviceNumber> publishedNow) {
+        String podUid = lines.podUid();
+        List<DeviceNumber> others = lines.devices().stream()
                 .filter(device -> !publishedNow.map(device::equals).orElse(false))
                 .filter(isOurVolume)
                 .toList();
@@ -93,7 +104,7 @@ public final class PodLimits implements PodLimitsApplier {
             if (!published.contains(device)) {
                 log.info("removing a stale limit line for {} from pod {}: no volume on that device is published into"
                         + " it", device, podUid);
-                writer.remove(cgroup.get(), device);
+                writer.remove(lines.cgroup(), device);
             }
         }
     }
@@ -102,23 +113,34 @@ public final class PodLimits implements PodLimitsApplier {
      * Writes the limits for the device into the pod's cgroup (and on v1 into its container
      * cgroups, watching for more); Unavailable when the cgroup is not there yet.
      */
-    public void apply(String podUid, DeviceNumber device, IoLimits limits) {
+    public PodLines apply(String podUid, DeviceNumber device, IoLimits limits) {
         Path cgroup = cgroups.require(podUid);
         if (writer.copiesToContainers()) {
             watcher.watch(cgroup); // before the writes: a container made meanwhile is caught either way
         }
-        writer.apply(cgroup, device, limits);
+        return new PodLines(podUid, cgroup, writer.apply(cgroup, device, limits));
     }
 
-    /** Lifts the device's limits from the pod's cgroup and everything below it, if the cgroup still exists. */
-    public void lift(String podUid, DeviceNumber device) {
+    /**
+     * Lifts the device's limits from the pod's cgroup and everything below it, if the cgroup still
+     * exists; the lines left in it, empty when it is gone.
+     */
+    public Optional<PodLines> lift(String podUid, DeviceNumber device) {
         Optional<Path> cgroup = cgroups.find(podUid).cgroup();
-        cgroup.ifPresent(path -> {
-            writer.remove(path, device);
-            if (writer.copiesToContainers() && writer.limitedDevices(path).isEmpty()) {
+        return cgroup.map(path -> {
+            Set<DeviceNumber> left = writer.remove(path, device);
+            if (writer.copiesToContainers() && left.isEmpty()) {
                 watcher.unwatch(path);
             }
+            return new PodLines(podUid, path, left);
         });
+    }
+
+    /** The devices a pod's cgroup holds limit lines for, as read right after a write to it. */
+    public record PodLines(String podUid, Path cgroup, Set<DeviceNumber> devices) {
+        public PodLines {
+            devices = Set.copyOf(devices);
+        }
     }
 
     /**

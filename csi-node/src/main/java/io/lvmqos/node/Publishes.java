@@ -22,7 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <ul>
  * <li>Which devices are published into a pod: kubelet's layout gives a pod's publish targets in
- *     its own directory ({@link KubeletPaths#podTargets}), so this is O(volumes of the pod).</li>
+ *     its own directory ({@link KubeletPaths#podTargets}), so this is O(volumes of the pod). It is
+ *     asked only to prune stale limit lines; whether one device is still published into a pod
+ *     after an unpublish is answered from the remembered targets below instead.</li>
  * <li>Where else a device is published (the single-writer access modes): kubelet's layout puts a
  *     filesystem volume's targets under each pod's directory, keyed by the PV's name, which the
  *     driver does not know and which a second PV of the same volume handle would not share; finding
@@ -63,6 +65,27 @@ public final class Publishes {
             held(target).ifPresent(found::add);
         }
         return found;
+    }
+
+    /**
+     * Whether {@code device} is published into the pod now at a target the driver knows of (the
+     * unpublish asking has already had its own target forgotten): each known target of the device
+     * in the pod is pinned and checked, none else is looked at. Unlike {@link #inPod}, this lists
+     * no directory, so it does not grow with the pod's volumes, and it answers from the same
+     * remembered targets, seeded from the mount table, as the second-writer check.
+     */
+    boolean inPod(String podUid, DeviceNumber device) {
+        seed();
+        for (Path other : List.copyOf(targets.getOrDefault(device, Set.of()))) {
+            if (!PodUid.fromTargetPath(other, paths.root()).map(podUid::equals).orElse(false)) {
+                continue;
+            }
+            if (held(other).map(device::equals).orElse(false)) {
+                return true;
+            }
+            forget(other, device);
+        }
+        return false;
     }
 
     /** A target other than {@code target} where {@code device} is published now, if any. */

@@ -44,21 +44,38 @@ class CgroupLimitsWriterTest {
     }
 
     @Test
-    void v2EnablesIoInAncestorsThatLackItThenWritesOneLine() throws IOException {
+    void v2WritesOneLineAndLeavesTheAncestorsAloneWhereThePodHasIoMax() throws IOException {
         Path pod = v2Pod();
         CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS);
+        assertEquals("253:4 rbps=4194304 wbps=2097152 riops=max wiops=200", Files.readString(pod.resolve("io.max")));
+        assertEquals(Optional.of(LIMITS), CgroupLimitsWriter.forNode(root).read(pod, LV));
+        assertEquals("cpu memory pids\n", Files.readString(root.resolve("cgroup.subtree_control")),
+                "io.max was there: no ancestor is read or written");
+    }
+
+    /**
+     * A pod cgroup without io.max: io is turned on from the root down. A plain directory cannot
+     * make io.max appear as the kernel does, so the second write fails here; the UML node tests
+     * cover the kernel's side.
+     */
+    @Test
+    void v2EnablesIoInAncestorsThatLackItWhereThePodHasNoIoMax() throws IOException {
+        Path pod = v2Pod();
+        Files.delete(pod.resolve("io.max"));
+        var e = assertThrows(DriverException.Unavailable.class,
+                () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
+        assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
         assertEquals("+io", Files.readString(root.resolve("cgroup.subtree_control")));
         assertEquals("+io", Files.readString(root.resolve("kubepods.slice/cgroup.subtree_control")));
         assertEquals("cpu io memory pids\n",
                 Files.readString(pod.getParent().resolve("cgroup.subtree_control")), "already enabled: untouched");
-        assertEquals("253:4 rbps=4194304 wbps=2097152 riops=max wiops=200", Files.readString(pod.resolve("io.max")));
-        assertEquals(Optional.of(LIMITS), CgroupLimitsWriter.forNode(root).read(pod, LV));
     }
 
     @Test
     void v2WithoutTheIoControllerIsUnavailable() throws IOException {
         Path pod = v2Pod();
         Files.writeString(root.resolve("cgroup.controllers"), "cpu memory pids\n");
+        Files.delete(pod.resolve("io.max")); // as the kernel has it: no io anywhere, no io.max
         var e = assertThrows(DriverException.Unavailable.class, () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
         assertTrue(e.getMessage().contains("io controller"), e.getMessage());
     }

@@ -30,6 +30,8 @@ class ScaleBenchmark {
                 .volumeGroup("lvmqos", 0)
                 .thinPool("lvmqos", "thinpool", "10G")
                 .cgroup(CgroupMode.V2)
+                // -Dlvmqos.scaleSizes=10 for a quick look at one size; the report is of all three
+                .env(ScaleBenchCheck.SIZES_ENV, System.getProperty("lvmqos.scaleSizes", "10,100,500"))
                 // 500 creates forked one by one beside the driver's take long on a loaded host
                 .timeout(Duration.ofMinutes(Long.getLong("lvmqos.scaleTimeoutMinutes", 60)));
         Path outDir = GuestBench.run(guest, ScaleBenchCheck.class, ScaleBenchCheck.REPORT);

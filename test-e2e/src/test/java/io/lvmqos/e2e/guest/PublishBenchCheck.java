@@ -87,7 +87,9 @@ public class PublishBenchCheck {
         assertEquals(CgroupMode.V2, GuestEnv.cgroupMode(), "the publish benchmark measures io.max: boot with cgroup v2");
         Path gcLog = GuestEnv.outDir().resolve("driver-publish-gc.log");
         Path driverLog = GuestEnv.outDir().resolve("driver-publish-bench.log");
-        try (DriverProcess driver = startDriver(driverLog, List.of("-Xlog:gc:file=" + gcLog));
+        try (DriverProcess driver = startDriver(driverLog, List.of("-Xlog:gc:file=" + gcLog,
+                // each call's steps and their times, one debug line per call
+                "-Dorg.slf4j.simpleLogger.log.io.lvmqos.node.NodeService=debug"));
              CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {
             Csi.Volume volume = client.controller().createVolume(Csi2.create("bench-publish", 64 * MIB,
                     Map.of("writeBPS", "8Mi")).build()).getVolume();
@@ -513,6 +515,7 @@ public class PublishBenchCheck {
             Files.delete(target);
             long t6 = System.nanoTime();
             Files.delete(target.getParent());
+            Files.delete(target.getParent().getParent()); // the round's <pv> directory, as kubelet removes it
             record(record, "pingPong", t1 - t0);
             record(record, "logHostfs", t2 - t1);
             record(record, "logTmpfs", t3 - t2);

@@ -64,8 +64,12 @@ import org.junit.jupiter.api.Test;
 public class ScaleBenchCheck {
 
     public static final String REPORT = "scale";
+    /** The environment variable that carries the node sizes into the guest (ScaleBenchmark sets it). */
+    public static final String SIZES_ENV = "LVMQOS_SCALE_SIZES";
 
-    private static final int[] SIZES = {10, 100, 500};
+    /** The node sizes, smallest first: 10, 100 and 500, or those the host's {@code -Dlvmqos.scaleSizes} names. */
+    private static final int[] SIZES = Arrays.stream(
+            System.getenv().getOrDefault(SIZES_ENV, "10,100,500").split(",")).mapToInt(Integer::parseInt).toArray();
     private static final int ROUNDS = 100;
     private static final int WARMUP = 10;
     private static final int CONTROLLER_CALLS = 10;
@@ -561,7 +565,10 @@ public class ScaleBenchCheck {
                 }
             }
         }
-        assertTrue(aboveByte > 0, "some device-mapper minors are above 255 at " + published.size() + " volumes");
+        // a node of a few hundred LVs has minors past one byte (the benchmark's 500 does); a quick
+        // run of small sizes only (-Dlvmqos.scaleSizes) may have none
+        assertTrue(aboveByte > 0 || published.size() < 300,
+                "some device-mapper minors are above 255 at " + published.size() + " volumes");
         StringBuilder rates = new StringBuilder();
         for (Published p : sample) {
             int mebibytes = 12;

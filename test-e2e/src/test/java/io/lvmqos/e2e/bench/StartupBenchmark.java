@@ -27,7 +27,8 @@ class StartupBenchmark {
     /** Shipped flags whose worth the table shows by leaving them out; a group is left out together. */
     private static final List<List<String>> MEMORY_FLAGS = List.of(
             List.of("-XX:TrimNativeHeapInterval="),
-            List.of("-XX:MinHeapFreeRatio=", "-XX:MaxHeapFreeRatio="));
+            List.of("-XX:MinHeapFreeRatio=", "-XX:MaxHeapFreeRatio="),
+            List.of("-XX:-AOTRecordTraining", "-XX:-AOTReplayTraining"));
 
     @TempDir
     Path dir;

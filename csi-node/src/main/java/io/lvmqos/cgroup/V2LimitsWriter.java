@@ -72,15 +72,11 @@ final class V2LimitsWriter implements CgroupLimitsWriter {
 
     @Override
     public Optional<IoLimits> read(Path podCgroup, DeviceNumber device) {
-        return CgroupFiles.read(CgroupLimitsWriter.inside(root, podCgroup).resolve(IoMax.FILE))
-                .map(IoMax::parse).map(lines -> lines.get(device));
+        return Optional.ofNullable(lines(CgroupLimitsWriter.inside(root, podCgroup)).get(device));
     }
 
     @Override
     public Set<DeviceNumber> limitedDevices(Path podCgroup) {
-        Set<DeviceNumber> devices = new LinkedHashSet<>();
-        CgroupFiles.read(CgroupLimitsWriter.inside(root, podCgroup).resolve(IoMax.FILE)).map(IoMax::parse)
-                .ifPresent(lines -> devices.addAll(lines.keySet()));
-        return devices;
+        return new LinkedHashSet<>(lines(CgroupLimitsWriter.inside(root, podCgroup)).keySet());
     }
 }

@@ -193,11 +193,13 @@ public final class Beneath {
         if (noOpenat2) {
             return false;
         }
-        int rootFd = libc.open(root.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rootFd < 0) {
-            return false;
+        Fd top;
+        try {
+            top = openRoot();
+        } catch (DriverException noRoot) {
+            return false; // the name-by-name look says what is missing
         }
-        try (Fd top = new Fd(rootFd)) {
+        try (top) {
             Optional<Fd> opened = openDirectoryAtOnce(top, names);
             opened.ifPresent(Fd::close);
             return opened.isPresent();

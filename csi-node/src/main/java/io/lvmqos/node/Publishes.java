@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Where volumes are published on this node, for the two questions a publish and an unpublish
@@ -75,24 +76,23 @@ public final class Publishes {
      * remembered targets, seeded from the mount table, as the second-writer check.
      */
     boolean inPod(String podUid, DeviceNumber device) {
-        seed();
-        for (Path other : List.copyOf(targets.getOrDefault(device, Set.of()))) {
-            if (!PodUid.fromTargetPath(other, paths.root()).map(podUid::equals).orElse(false)) {
-                continue;
-            }
-            if (held(other).map(device::equals).orElse(false)) {
-                return true;
-            }
-            forget(other, device);
-        }
-        return false;
+        return holding(device, other -> PodUid.fromTargetPath(other, paths.root()).map(podUid::equals).orElse(false))
+                .isPresent();
     }
 
     /** A target other than {@code target} where {@code device} is published now, if any. */
     Optional<Path> elsewhere(DeviceNumber device, Path target) {
+        return holding(device, other -> !other.equals(target));
+    }
+
+    /**
+     * The first remembered target of the device, among those {@code among} accepts, where the
+     * mount pinned now holds the device; a remembered target that no longer holds it is forgotten.
+     */
+    private Optional<Path> holding(DeviceNumber device, Predicate<Path> among) {
         seed();
         for (Path other : List.copyOf(targets.getOrDefault(device, Set.of()))) {
-            if (other.equals(target)) {
+            if (!among.test(other)) {
                 continue;
             }
             if (held(other).map(device::equals).orElse(false)) {

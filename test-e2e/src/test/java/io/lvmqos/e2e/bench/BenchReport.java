@@ -51,4 +51,37 @@ public final class BenchReport {
             return "unknown (" + e.getMessage() + ")";
         }
     }
+
+    /** The host's CPU counters (the first line of /proc/stat, in ticks): user, nice, system, idle, iowait, irq, softirq, steal. */
+    public static long[] hostCpuTicks() {
+        try {
+            String[] fields = Files.readAllLines(Path.of("/proc/stat")).getFirst().trim().split("\\s+");
+            return Arrays.stream(fields, 1, Math.min(fields.length, 9)).mapToLong(Long::parseLong).toArray();
+        } catch (IOException | RuntimeException e) {
+            return new long[0];
+        }
+    }
+
+    /**
+     * How the host's CPUs spent a run, from two {@link #hostCpuTicks()}: busy, the part of it at
+     * nice (other work started niced so as not to disturb), and stolen by the hypervisor, the
+     * load that /proc/loadavg does not show.
+     */
+    public static String hostCpuBetween(long[] before, long[] after) {
+        if (before.length < 8 || after.length < 8) {
+            return "unknown";
+        }
+        long[] d = new long[8];
+        long total = 0;
+        for (int i = 0; i < 8; i++) {
+            d[i] = after[i] - before[i];
+            total += d[i];
+        }
+        if (total <= 0) {
+            return "unknown";
+        }
+        long busy = total - d[3] - d[4];
+        return String.format("%.0f %% busy (%.0f %% of it niced), %.1f %% stolen", 100.0 * busy / total,
+                100.0 * d[1] / Math.max(1, busy), 100.0 * d[7] / total);
+    }
 }

@@ -20,8 +20,10 @@ final class GuestBench {
 
     static Path run(UmlGuest.Builder guest, Class<?> check, String name) throws IOException {
         String loadBefore = BenchReport.loadAverage();
+        long[] cpuBefore = BenchReport.hostCpuTicks();
         GuestJUnit.Report report = GuestJUnit.run(guest, check);
         String loadAfter = BenchReport.loadAverage();
+        String hostCpu = BenchReport.hostCpuBetween(cpuBefore, BenchReport.hostCpuTicks());
         System.out.println("guest run: " + report.guest().timings() + " (" + report.guest().runDir() + ")");
         // a failed or skipped measurement throws here, with the guest's stack trace
         report.tests().forEach(GuestTestResult::verify);
@@ -32,7 +34,8 @@ final class GuestBench {
         }
         String markdown = Files.readString(table)
                 + "\nHost: " + Runtime.getRuntime().availableProcessors() + " CPUs, load average (/proc/loadavg) "
-                + "before the guest booted `" + loadBefore + "`, after it halted `" + loadAfter + "`; guest "
+                + "before the guest booted `" + loadBefore + "`, after it halted `" + loadAfter + "`; the host's CPUs "
+                + "over the run (/proc/stat): " + hostCpu + "; guest "
                 + report.guest().timings() + ".\n";
         BenchReport.write(name, markdown);
         return report.guest().outDir();

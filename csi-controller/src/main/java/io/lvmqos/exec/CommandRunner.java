@@ -177,7 +177,7 @@ public final class CommandRunner {
         builder.environment().putAll(environment);
         builder.environment().putAll(extraEnvironment);
         try {
-            return builder.start();
+            return ProcessStarts.start(builder);
         } catch (IOException e) {
             throw DriverException.failedPrecondition("cannot run " + command.program() + ": " + e.getMessage());
         }
@@ -201,7 +201,7 @@ public final class CommandRunner {
         builder.environment().putAll(environment);
         builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         try {
-            return builder.start();
+            return ProcessStarts.start(builder);
         } catch (IOException e) {
             throw DriverException.failedPrecondition("cannot run " + command.program() + ": " + e.getMessage());
         }

@@ -2,6 +2,7 @@ package io.lvmqos.mount;
 
 import io.lvmqos.device.FsType;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.exec.ProcessStarts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -242,7 +243,7 @@ public final class Mounter {
      * wherever a rename has moved the directory. No user symlink is followed on the way.
      */
     private void undoOnto(Beneath.Fd pinned, Path target, RuntimeException cause) {
-        if (libc.umount2(pinned.procPath(), 0) != 0) {
+        if (ProcessStarts.unmounting(() -> libc.umount2(pinned.procPath(), 0)) != 0) {
             int errno = lastError.getAsInt();
             cause.addSuppressed(failure("undoing the mount made on " + target, errno));
             log.error("a mount made on {} (the directory is now at {}) could not be undone: {}", target,
@@ -310,7 +311,8 @@ public final class Mounter {
                         + entry.map(e -> "now at " + e.mountPoint()).orElse("gone")
                         + "; nothing was unmounted; retry once the path is a plain directory again");
             }
-            if (libc.umount2(parent.procPath(), UMOUNT_NOFOLLOW) != 0) {
+            // no child of the driver may still hold a copy of a descriptor on the mount (ProcessStarts)
+            if (ProcessStarts.unmounting(() -> libc.umount2(parent.procPath(), UMOUNT_NOFOLLOW)) != 0) {
                 int errno = lastError.getAsInt();
                 boolean stillThere = mountTable.located(meant).isPresent();
                 if ((errno == Errno.EINVAL.intValue() || errno == Errno.ENOENT.intValue()) && stillThere) {

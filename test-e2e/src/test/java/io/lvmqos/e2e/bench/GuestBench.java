@@ -21,9 +21,14 @@ final class GuestBench {
     static Path run(UmlGuest.Builder guest, Class<?> check, String name) throws IOException {
         String loadBefore = BenchReport.loadAverage();
         long[] cpuBefore = BenchReport.hostCpuTicks();
-        GuestJUnit.Report report = GuestJUnit.run(guest, check);
+        GuestJUnit.Report report;
+        try (HostAwake awake = HostAwake.ifAsked()) {
+            report = GuestJUnit.run(guest, check);
+        }
         String loadAfter = BenchReport.loadAverage();
-        String hostCpu = BenchReport.hostCpuBetween(cpuBefore, BenchReport.hostCpuTicks());
+        String hostCpu = BenchReport.hostCpuBetween(cpuBefore, BenchReport.hostCpuTicks())
+                + (HostAwake.asked() ? " (one nice-19 spinner per CPU kept the host's CPUs from idling: "
+                + "-Dlvmqos.benchHostAwake=true)" : "");
         System.out.println("guest run: " + report.guest().timings() + " (" + report.guest().runDir() + ")");
         // a failed or skipped measurement throws here, with the guest's stack trace
         report.tests().forEach(GuestTestResult::verify);

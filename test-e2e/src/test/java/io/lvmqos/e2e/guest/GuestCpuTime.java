@@ -40,10 +40,7 @@ final class GuestCpuTime {
                             continue;
                         }
                         String thread = stat.substring(stat.indexOf('(') + 1, close);
-                        String[] fields = stat.substring(close + 2).split(" ");
-                        // after "pid (comm) ": utime is field 14 and stime 15
-                        long used = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-                        ticks.merge(process.getFileName() + " " + command + " / " + thread, used, Long::sum);
+                        ticks.merge(process.getFileName() + " " + command + " / " + thread, ticks(stat), Long::sum);
                     }
                 } catch (IOException | UncheckedIOException ended) {
                     // the process ended between the listing and the read
@@ -53,6 +50,13 @@ final class GuestCpuTime {
             throw new UncheckedIOException(e);
         }
         return new GuestCpuTime(ticks);
+    }
+
+    /** utime + stime, in ticks, of a {@code /proc/<pid>/stat} or {@code /proc/<pid>/task/<tid>/stat} line. */
+    static long ticks(String stat) {
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // after "pid (comm) ": utime is field 14 and stime 15
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
     }
 
     /** The threads that used CPU since {@code before}, most first, as "pid command / thread N ms", and the total. */

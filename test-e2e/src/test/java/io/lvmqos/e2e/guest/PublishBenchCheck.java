@@ -194,10 +194,7 @@ public class PublishBenchCheck {
     }
 
     private static long cpuTicks(long pid) throws IOException {
-        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        // after "pid (comm) ": state is field 3, utime 14 and stime 15
-        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+        return GuestCpuTime.ticks(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
     }
 
     private static Map<String, Long> traced(long pid, String name, Phase.Body body) throws Exception {

@@ -321,7 +321,8 @@ public final class UmlGuest {
     }
 
     private List<String> command(Path runDir) {
-        List<String> command = new ArrayList<>(List.of(
+        List<String> command = new ArrayList<>(HostCpuPin.prefix());
+        command.addAll(List.of(
                 kernelName(),
                 "mem=" + memory,
                 "rootfstype=hostfs",

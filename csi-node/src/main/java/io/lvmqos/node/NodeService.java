@@ -127,7 +127,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         FsType wanted = FsType.fromCsi(capability.getMount().getFsType());
         FsType type = switch (probe.probe(device)) {
             case DeviceContents.Blank blank -> {
-                filesystems.format(device, wanted);
+                filesystems.format(device, wanted, readsAsZeros(volume) ? Filesystems.Contents.ZEROED
+                        : Filesystems.Contents.UNKNOWN);
                 yield wanted;
             }
             case DeviceContents.Filesystem fs -> existingType(volume, fs.type(), capability);
@@ -151,6 +152,18 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 filesystems.grow(device, mount.mounted(), type);
             }
         }
+    }
+
+    /**
+     * True for a volume whose every byte reads as zero until something writes it: a thin LV made
+     * empty (no snapshot or clone source) in a pool that zeroes the blocks it gives out, which the
+     * driver requires of every pool it makes volumes in. Its blocks that nothing wrote read as zeros
+     * from dm-thin, and a block first written in part is zeroed around the write. Before its first
+     * stage nothing has written such a volume: a filesystem volume is formatted here, at its first
+     * stage, and the blank device the probe found has no filesystem of anyone's.
+     */
+    static boolean readsAsZeros(ManagedVolume volume) {
+        return volume.lv().isThin() && volume.lv().zeroing().orElse(false) && !volume.hasSource();
     }
 
     /**

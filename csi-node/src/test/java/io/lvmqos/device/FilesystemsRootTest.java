@@ -79,6 +79,20 @@ class FilesystemsRootTest {
     }
 
     @Test
+    void ext4OnAZeroedDeviceLeavesNoInodeTableOrJournalToZeroAndChecksClean() {
+        filesystems.format(loop.path(), FsType.EXT4, Filesystems.Contents.ZEROED);
+        String groups = LoopDevice.runOrFail(io.lvmqos.exec.Command.of(CommandRunner.locate("dumpe2fs"),
+                java.time.Duration.ofSeconds(30), loop.path().toString())).stdout();
+        List<String> groupLines = groups.lines().filter(l -> l.matches("Group [0-9]+: .*")).toList();
+        assertTrue(groupLines.size() >= 2, groups);
+        // every group's inode table is marked zeroed: the kernel's lazy init has nothing to write
+        assertTrue(groupLines.stream().allMatch(l -> l.contains("ITABLE_ZEROED")), String.join("\n", groupLines));
+        var fsck = new CommandRunner().run(io.lvmqos.exec.Command.of(CommandRunner.locate("e2fsck"),
+                java.time.Duration.ofSeconds(60), "-f", "-n", loop.path().toString()));
+        assertEquals(0, fsck.exitCode(), fsck.stdout() + fsck.diagnostic());
+    }
+
+    @Test
     void xfsIsNeverMadeOverAnExistingFilesystem() {
         filesystems.format(loop.path(), FsType.EXT4);
         var e = assertThrows(DriverException.Internal.class, () -> filesystems.format(loop.path(), FsType.XFS));

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * mkfs and online grow for the supported filesystems.
@@ -36,10 +37,17 @@ public final class Filesystems {
 
     private final CommandRunner runner;
     private final Duration timeout;
+    private final Function<String, Path> programs;
 
-    public Filesystems(CommandRunner runner, Duration timeout) {
+    /** {@code programs} finds a tool by name; tests give it their own stand-ins. */
+    Filesystems(CommandRunner runner, Duration timeout, Function<String, Path> programs) {
         this.runner = runner;
         this.timeout = timeout;
+        this.programs = programs;
+    }
+
+    public Filesystems(CommandRunner runner, Duration timeout) {
+        this(runner, timeout, CommandRunner::locate);
     }
 
     public Filesystems(CommandRunner runner) {
@@ -57,7 +65,7 @@ public final class Filesystems {
 
     public void format(Path device, FsType type, Contents contents) {
         DeviceNumber.of(device);
-        Path mkfs = CommandRunner.locate("mkfs." + type.kernelName());
+        Path mkfs = programs.apply("mkfs." + type.kernelName());
         CommandResult result = runner.run(Command.of(mkfs, timeout, arguments(device, type, contents)));
         if (!result.succeeded() && contents == Contents.ZEROED && type == FsType.EXT4
                 && result.diagnostic().contains(PREZEROED)) {
@@ -100,11 +108,11 @@ public final class Filesystems {
         Path program = switch (type) {
             case EXT4 -> {
                 args.addAll(List.of("--", device.toString()));
-                yield CommandRunner.locate("resize2fs");
+                yield programs.apply("resize2fs");
             }
             case XFS -> {
                 args.addAll(List.of("-d", "--", mount.pathForChild()));
-                yield CommandRunner.locate("xfs_growfs");
+                yield programs.apply("xfs_growfs");
             }
         };
         CommandResult result = runner.run(Command.of(program, timeout, args));

@@ -92,6 +92,45 @@ class FilesystemsRootTest {
         assertEquals(0, fsck.exitCode(), fsck.stdout() + fsck.diagnostic());
     }
 
+    /**
+     * An mke2fs older than 1.47 answers {@code -E assume_storage_prezeroed=1} as e2fsprogs does for
+     * any unknown extended option, before it writes anything; the format is then made again without
+     * it. A stand-in mke2fs that answers so (and records each command line) shows both calls.
+     */
+    @Test
+    void anMke2fsThatDoesNotKnowPrezeroedFormatsWithoutIt() throws IOException {
+        Path bin = Files.createDirectory(dir.resolve("old-e2fsprogs"));
+        Path calls = dir.resolve("calls");
+        Path mkfs = bin.resolve("mkfs.ext4");
+        Files.writeString(mkfs, "#!/bin/sh\necho \"$*\" >> " + calls + "\n"
+                + "case \"$*\" in *assume_storage_prezeroed*) printf '\\nBad option(s) specified: "
+                + "assume_storage_prezeroed\\n' >&2; exit 1;; esac\nexit 0\n");
+        Files.setPosixFilePermissions(mkfs, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Filesystems old = new Filesystems(runner, java.time.Duration.ofSeconds(30), bin::resolve);
+
+        old.format(loop.path(), FsType.EXT4, Filesystems.Contents.ZEROED);
+
+        List<String> lines = Files.readAllLines(calls);
+        assertEquals(List.of("-q -m 0 -E assume_storage_prezeroed=1 -- " + loop.path(), "-q -m 0 -- " + loop.path()),
+                lines);
+    }
+
+    @Test
+    void anMke2fsFailureForAnotherReasonIsNotRetried() throws IOException {
+        Path bin = Files.createDirectory(dir.resolve("failing-e2fsprogs"));
+        Path calls = dir.resolve("calls");
+        Path mkfs = bin.resolve("mkfs.ext4");
+        Files.writeString(mkfs, "#!/bin/sh\necho \"$*\" >> " + calls + "\necho 'Device size reported to be zero' >&2\n"
+                + "exit 1\n");
+        Files.setPosixFilePermissions(mkfs, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Filesystems failing = new Filesystems(runner, java.time.Duration.ofSeconds(30), bin::resolve);
+
+        var e = assertThrows(DriverException.Internal.class,
+                () -> failing.format(loop.path(), FsType.EXT4, Filesystems.Contents.ZEROED));
+        assertTrue(e.getMessage().contains("Device size reported to be zero"), e.getMessage());
+        assertEquals(1, Files.readAllLines(calls).size(), "one attempt");
+    }
+
     @Test
     void xfsIsNeverMadeOverAnExistingFilesystem() {
         filesystems.format(loop.path(), FsType.EXT4);

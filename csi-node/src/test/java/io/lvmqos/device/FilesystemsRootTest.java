@@ -99,36 +99,33 @@ class FilesystemsRootTest {
      */
     @Test
     void anMke2fsThatDoesNotKnowPrezeroedFormatsWithoutIt() throws IOException {
-        Path bin = Files.createDirectory(dir.resolve("old-e2fsprogs"));
-        Path calls = dir.resolve("calls");
-        Path mkfs = bin.resolve("mkfs.ext4");
-        Files.writeString(mkfs, "#!/bin/sh\necho \"$*\" >> " + calls + "\n"
-                + "case \"$*\" in *assume_storage_prezeroed*) printf '\\nBad option(s) specified: "
-                + "assume_storage_prezeroed\\n' >&2; exit 1;; esac\nexit 0\n");
-        Files.setPosixFilePermissions(mkfs, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-        Filesystems old = new Filesystems(runner, java.time.Duration.ofSeconds(30), bin::resolve);
+        Filesystems old = withStandInMkfsExt4("case \"$*\" in *assume_storage_prezeroed*) printf '\\nBad option(s)"
+                + " specified: assume_storage_prezeroed\\n' >&2; exit 1;; esac\nexit 0\n");
 
         old.format(loop.path(), FsType.EXT4, Filesystems.Contents.ZEROED);
 
-        List<String> lines = Files.readAllLines(calls);
+        List<String> lines = Files.readAllLines(dir.resolve("calls"));
         assertEquals(List.of("-q -m 0 -E assume_storage_prezeroed=1 -- " + loop.path(), "-q -m 0 -- " + loop.path()),
                 lines);
     }
 
     @Test
     void anMke2fsFailureForAnotherReasonIsNotRetried() throws IOException {
-        Path bin = Files.createDirectory(dir.resolve("failing-e2fsprogs"));
-        Path calls = dir.resolve("calls");
-        Path mkfs = bin.resolve("mkfs.ext4");
-        Files.writeString(mkfs, "#!/bin/sh\necho \"$*\" >> " + calls + "\necho 'Device size reported to be zero' >&2\n"
-                + "exit 1\n");
-        Files.setPosixFilePermissions(mkfs, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-        Filesystems failing = new Filesystems(runner, java.time.Duration.ofSeconds(30), bin::resolve);
+        Filesystems failing = withStandInMkfsExt4("echo 'Device size reported to be zero' >&2\nexit 1\n");
 
         var e = assertThrows(DriverException.Internal.class,
                 () -> failing.format(loop.path(), FsType.EXT4, Filesystems.Contents.ZEROED));
         assertTrue(e.getMessage().contains("Device size reported to be zero"), e.getMessage());
-        assertEquals(1, Files.readAllLines(calls).size(), "one attempt");
+        assertEquals(1, Files.readAllLines(dir.resolve("calls")).size(), "one attempt");
+    }
+
+    /** Filesystems whose mkfs.ext4 is a shell script: it appends its arguments to {@code calls}, then runs {@code body}. */
+    private Filesystems withStandInMkfsExt4(String body) throws IOException {
+        Path bin = Files.createDirectory(dir.resolve("stand-in-bin"));
+        Path mkfs = bin.resolve("mkfs.ext4");
+        Files.writeString(mkfs, "#!/bin/sh\necho \"$*\" >> " + dir.resolve("calls") + "\n" + body);
+        Files.setPosixFilePermissions(mkfs, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        return new Filesystems(runner, java.time.Duration.ofSeconds(30), bin::resolve);
     }
 
     @Test

@@ -34,6 +34,8 @@ import java.util.function.Function;
 public final class Filesystems {
 
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
+    /** mke2fs's extended option for a device that reads as zeros (e2fsprogs 1.47). */
+    private static final String PREZEROED = "assume_storage_prezeroed";
 
     private final CommandRunner runner;
     private final Duration timeout;
@@ -77,8 +79,6 @@ public final class Filesystems {
                     + result.command().display() + " exited " + result.exitCode() + ": " + result.diagnostic());
         }
     }
-
-    private static final String PREZEROED = "assume_storage_prezeroed";
 
     static List<String> arguments(Path device, FsType type, Contents contents) {
         return switch (type) {

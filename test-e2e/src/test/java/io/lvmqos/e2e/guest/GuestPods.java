@@ -74,7 +74,8 @@ public final class GuestPods {
             return line;
         }
 
-        private void awaitPodLines(Path container) throws IOException {
+        /** cgroup v1: waits up to 5 s for the driver to copy every throttle line of the pod into {@code container}. */
+        void awaitPodLines(Path container) throws IOException {
             long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
             for (String name : List.of("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
                     "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device")) {

@@ -211,7 +211,7 @@ public class NodeCheck {
         Path file = limited.staging().resolve("after-unpublish");
         Path container = limited.pod().newContainer(); // a container running across the unpublish
         if (GuestEnv.cgroupMode() == CgroupMode.V1) {
-            awaitV1Line(container, deviceNumberOf(limited.volume()));
+            limited.pod().awaitPodLines(container);
         }
         unpublish(limited.volume(), limited.target());
         assertFalse(Files.exists(limited.target()), "the target is removed");
@@ -569,14 +569,6 @@ public class NodeCheck {
                 micros[(int) Math.ceil(rounds * 0.99) - 1] / 1e3, micros[rounds - 1] / 1e3);
         System.out.println(line);
         Files.writeString(GuestEnv.outDir().resolve("container-window-v1.txt"), line + "\n");
-    }
-
-    private static void awaitV1Line(Path cgroup, String device) throws Exception {
-        long deadline = System.nanoTime() + 5_000_000_000L;
-        while (!ok("cat", cgroup.resolve("blkio.throttle.write_bps_device").toString()).contains(device + " ")) {
-            assertTrue(System.nanoTime() < deadline, "the driver wrote no line into " + cgroup);
-            Thread.sleep(20);
-        }
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.lvmqos.kube;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
@@ -53,10 +54,7 @@ class VolumeAttributesWatcherTest {
      * early, and an API server does not wait.
      */
     private void closeOnceWatching(VolumeAttributesWatcher watcher) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!watcher.watching() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        awaitWatching(watcher);
         Thread.sleep(WATCH_SETTLE.toMillis());
         watcher.close();
         watchers.remove(watcher);
@@ -72,7 +70,22 @@ class VolumeAttributesWatcherTest {
         watchers.add(watcher);
         watcher.start();
         watcher.synced().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        awaitWatching(watcher);
         return watcher;
+    }
+
+    /**
+     * The mock server, unlike an API server, does not replay from the list's resourceVersion: a
+     * watch it opens sends ADDED for what exists then, and nothing of what changed between the
+     * list and the watch. A PersistentVolume deleted and made again in that gap reads to the
+     * informer as an unchanged update, so a test changes nothing until both watches are open.
+     */
+    private static void awaitWatching(VolumeAttributesWatcher watcher) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!watcher.watching()) {
+            assertTrue(System.nanoTime() < deadline, "the watches were not open within " + WAIT);
+            Thread.sleep(10);
+        }
     }
 
     private static VolumeId id(String node, String pvName) {

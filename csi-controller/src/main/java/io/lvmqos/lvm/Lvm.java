@@ -47,6 +47,7 @@ public final class Lvm {
     private final VolumeGroupLimiter limiter;
     private final Optional<LvmShells> shells;
     private final ConcurrentHashMap<String, Changes> changes = new ConcurrentHashMap<>();
+    private final ThinPoolKernel kernelPools;
 
     /**
      * How many metadata changes this driver has started and finished on a volume group: two equal
@@ -65,6 +66,7 @@ public final class Lvm {
         this.lvm = lvmProgram;
         this.limiter = limiter;
         this.shells = shells;
+        this.kernelPools = new ThinPoolKernel(runner, CommandRunner::locate);
     }
 
     public Lvm(CommandRunner runner, Path lvmProgram) {
@@ -400,10 +402,55 @@ public final class Lvm {
         changes.merge(volumeGroup, new Changes(1, 0), (a, b) -> new Changes(a.started() + 1, a.finished()));
         try {
             Command command = Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE);
-            return limiter.runChange(volumeGroup, command.timeout(), () -> runHere(volumeGroup, command));
+            return limiter.runChange(volumeGroup, command.timeout(), () -> runFinishingPoolChange(volumeGroup, command));
         } finally {
             changes.merge(volumeGroup, new Changes(1, 1), (a, b) -> new Changes(a.started(), a.finished() + 1));
         }
+    }
+
+    /**
+     * Runs a change, and once more after finishing a thin pool change that a killed lvm left half
+     * sent ({@link HalfSentPoolChange}), which lvm refuses to go past: it replays the pool's queued
+     * messages before its own change, fails on the first, and changes nothing. Within the change's
+     * turn, so no change of the driver's runs between the reading and the finishing. A pool that
+     * cannot be proven finished exactly is left as it is, and the change fails with lvm's words.
+     */
+    private CommandResult runFinishingPoolChange(String volumeGroup, Command command) {
+        CommandResult result = runHere(volumeGroup, command);
+        Optional<String> line = LvmFailure.POOL_CHANGE_HALF_SENT.isWhy(result)
+                ? LvmFailure.POOL_CHANGE_HALF_SENT.line(result) : Optional.empty();
+        Optional<String> kernelPool = line.flatMap(HalfSentPoolChange::kernelPoolOf);
+        if (kernelPool.isEmpty() || !finishHalfSentChange(volumeGroup, kernelPool.get(), line.get())) {
+            return result;
+        }
+        return runHere(volumeGroup, command);
+    }
+
+    private boolean finishHalfSentChange(String volumeGroup, String kernelPool, String said) {
+        CommandResult report = runHere(volumeGroup, lvsReport(LvmReport.POOL_TRANSACTION_FIELDS, volumeGroup));
+        if (!report.succeeded()) {
+            throw LvmFailure.classify(report);
+        }
+        Optional<HalfSentPoolChange.Recorded> recorded = LvmReport.recordedPools(report.stdout()).stream()
+                .filter(pool -> ThinPoolKernel.tpool(volumeGroup, pool.pool()).equals(kernelPool)).findFirst();
+        if (recorded.isEmpty()) {
+            log.warn("lvm said \"{}\", and group {} has no thin pool of that device: left as it is", said, volumeGroup);
+            return false;
+        }
+        String pool = recorded.get().pool();
+        long kernelTransaction = kernelPools.transactionId(volumeGroup, pool);
+        Optional<String> refusal = HalfSentPoolChange.whyNotFinishable(recorded.get(), kernelTransaction,
+                kernelPools.deviceIds(volumeGroup, pool));
+        if (refusal.isPresent()) {
+            log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said, volumeGroup, pool,
+                    refusal.get());
+            return false;
+        }
+        kernelPools.setTransactionId(volumeGroup, pool, kernelTransaction, recorded.get().transactionId());
+        log.warn("finished a change of thin pool {}/{} that a killed lvm left half sent (lvm said \"{}\"): the kernel "
+                + "held every device LVM records, so its transaction id was moved from {} to {}", volumeGroup, pool,
+                said, kernelTransaction, recorded.get().transactionId());
+        return true;
     }
 
     /**

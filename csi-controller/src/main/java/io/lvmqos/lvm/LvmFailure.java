@@ -43,6 +43,10 @@ enum LvmFailure {
     // pool's does not (a crash between their two commits; see Lvm#activateIfInPool).
     THIN_DEVICE_MISSING(DriverException::failedPrecondition,
             "device-mapper: reload ioctl on .*\\(\\d+:\\d+\\) failed: No data available"),
+    // A thin pool whose kernel did a queued create that LVM still counts as unsent: an lvm killed
+    // between the pool's messages (see HalfSentPoolChange, which Lvm uses to finish the change).
+    POOL_CHANGE_HALF_SENT(DriverException::failedPrecondition,
+            "Thin pool \\S+ \\(\\d+:\\d+\\) already contain thin device with device_id \\d+\\."),
     // A thin pool's metadata or data LV active on its own (a pool activation cut short by a kill, or an
     // operator's component activation for thin_check): lvm will not activate the pool around it.
     POOL_COMPONENT_ACTIVE(DriverException::failedPrecondition,

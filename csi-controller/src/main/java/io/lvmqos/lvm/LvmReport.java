@@ -114,6 +114,32 @@ final class LvmReport {
         return devices;
     }
 
+    /** What {@link #recordedPools} reads. */
+    static final List<String> POOL_TRANSACTION_FIELDS = List.of("lv_name", "pool_lv", "thin_id", "transaction_id",
+            "seg_type");
+
+    /** Each thin pool of a report made with {@link #POOL_TRANSACTION_FIELDS}, as LVM's metadata records it. */
+    static List<HalfSentPoolChange.Recorded> recordedPools(String json) {
+        List<Row> rows = rows(json, "lv");
+        Map<String, Set<Long>> idsOfPool = new HashMap<>();
+        for (Row row : rows) {
+            if ("thin".equals(row.text("segtype")) && !row.text("thin_id").isEmpty()) {
+                idsOfPool.computeIfAbsent(row.text("pool_lv"), pool -> new HashSet<>())
+                        .add(Long.parseLong(row.text("thin_id")));
+            }
+        }
+        // a pool extended into a second segment has a row per segment
+        Map<String, HalfSentPoolChange.Recorded> pools = new LinkedHashMap<>();
+        for (Row row : rows) {
+            if ("thin-pool".equals(row.text("segtype"))) {
+                String name = row.text("lv_name");
+                pools.putIfAbsent(name, new HalfSentPoolChange.Recorded(name,
+                        Long.parseLong(row.text("transaction_id")), idsOfPool.getOrDefault(name, Set.of())));
+            }
+        }
+        return List.copyOf(pools.values());
+    }
+
     /** The VG fields of an lvs report made with {@link #LV_AND_VG_FIELDS}; empty when it has no rows. */
     static Optional<VolumeGroup> groupOfLvReport(String json) {
         return rows(json, "lv").stream().findFirst().map(LvmReport::volumeGroup);

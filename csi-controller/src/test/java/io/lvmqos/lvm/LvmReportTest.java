@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -78,6 +79,32 @@ class LvmReportTest {
                   }
                 """;
         assertEquals(List.of("thinpool", "vol_b", "lin"), LvmReport.suspended(json));
+    }
+
+    /** lvm 2.03.16 in the guest: a volume (id 1) and its snapshot (id 2) in one pool, 2026-12-06. */
+    @Test
+    void eachPoolIsRecordedWithItsTransactionAndItsThinIds() {
+        String json = """
+                  {
+                      "report": [
+                          {
+                              "lv": [
+                                  {"lv_name":"[lvol0_pmspare]", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"s1", "pool_lv":"thinpool", "thin_id":"2", "transaction_id":"1", "segtype":"thin"},
+                                  {"lv_name":"thinpool", "pool_lv":"", "thin_id":"", "transaction_id":"2", "segtype":"thin-pool"},
+                                  {"lv_name":"[thinpool_tdata]", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"[thinpool_tmeta]", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"v1", "pool_lv":"thinpool", "thin_id":"1", "transaction_id":"0", "segtype":"thin"},
+                                  {"lv_name":"empty", "pool_lv":"", "thin_id":"", "transaction_id":"0", "segtype":"thin-pool"},
+                                  {"lv_name":"empty", "pool_lv":"", "thin_id":"", "transaction_id":"0", "segtype":"thin-pool"}
+                              ]
+                          }
+                      ]
+                  }
+                """;
+        assertEquals(List.of(new HalfSentPoolChange.Recorded("thinpool", 2, Set.of(1L, 2L)),
+                        new HalfSentPoolChange.Recorded("empty", 0, Set.of())),
+                LvmReport.recordedPools(json));
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.DeviceFaultCheck;
 import io.lvmqos.e2e.guest.FullThinPoolCheck;
+import io.lvmqos.e2e.guest.HalfSentPoolChangeCheck;
 import io.lvmqos.e2e.guest.KillDuringRpcCheck;
 import io.lvmqos.e2e.guest.StopDuringLvmCheck;
 import io.lvmqos.e2e.guest.SuspendedDeviceCheck;
@@ -28,7 +29,8 @@ class FaultIT {
                 .modules("dm-flakey")
                 .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
-                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class, SuspendedDeviceCheck.class);
+                TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class, SuspendedDeviceCheck.class,
+                HalfSentPoolChangeCheck.class);
     }
 
     /**

@@ -107,21 +107,12 @@ public class HalfSentPoolChangeCheck {
     void aSnapshotKilledBetweenThePoolsMessagesIsFinishedWithTheDataOfItsMoment() throws Exception {
         String vg = GuestEnv.volumeGroup();
         String pool = GuestEnv.thinPool().orElseThrow();
-        Csi.Volume origin = driver.client().controller().createVolume(create("half-sent-origin", 32 * MIB,
-                Map.of("lvmType", "thin")).build()).getVolume();
+        Csi.Volume origin = thinVolume("half-sent-origin");
         String originDevice = dmDevice(vg, Csi2.lvName(origin.getVolumeId()));
         writeRandom(originDevice);
         String before = sha256(originDevice);
 
-        Csi.CreateSnapshotRequest snapshotRequest = Csi.CreateSnapshotRequest.newBuilder().setName("half-sent-snap")
-                .setSourceVolumeId(origin.getVolumeId()).build();
-        Files.writeString(ARMED, "set_transaction_id");
-        StatusRuntimeException killed = assertThrows(StatusRuntimeException.class,
-                () -> driver.client().controller().createSnapshot(snapshotRequest));
-        assertFalse(Files.exists(ARMED), "the library killed the lvm at set_transaction_id (the call failed with "
-                + killed.getStatus() + ")");
-        assertEquals(recordedTransaction(vg, pool) - 1, kernelTransaction(vg, pool),
-                "the pool is half sent: the kernel's transaction one behind LVM's");
+        Csi.CreateSnapshotRequest snapshotRequest = snapshotKilledBetweenMessages("half-sent-snap", origin);
 
         // what a killed container's restart does; its start resumes the origin the killed lvm left suspended
         driver.restart();
@@ -156,13 +147,8 @@ public class HalfSentPoolChangeCheck {
     void aHalfSentPoolWithADeviceLvmDoesNotRecordIsLeftAlone() throws Exception {
         String vg = GuestEnv.volumeGroup();
         String pool = GuestEnv.thinPool().orElseThrow();
-        Csi.Volume origin = driver.client().controller().createVolume(create("half-sent-other", 32 * MIB,
-                Map.of("lvmType", "thin")).build()).getVolume();
-        Csi.CreateSnapshotRequest snapshotRequest = Csi.CreateSnapshotRequest.newBuilder()
-                .setName("half-sent-other-snap").setSourceVolumeId(origin.getVolumeId()).build();
-        Files.writeString(ARMED, "set_transaction_id");
-        assertThrows(StatusRuntimeException.class, () -> driver.client().controller().createSnapshot(snapshotRequest));
-        assertFalse(Files.exists(ARMED), "the library killed the lvm at set_transaction_id");
+        Csi.Volume origin = thinVolume("half-sent-other");
+        Csi.CreateSnapshotRequest snapshotRequest = snapshotKilledBetweenMessages("half-sent-other-snap", origin);
         driver.restart();
         String tpool = vg.replace("-", "--") + "-" + pool.replace("-", "--") + "-tpool";
         long stray = 1000;
@@ -184,6 +170,28 @@ public class HalfSentPoolChangeCheck {
         Csi.Snapshot snapshot = driver.client().controller().createSnapshot(snapshotRequest).getSnapshot();
         Csi2.deleteAll(driver.client(), List.of(snapshot.getSnapshotId()),
                 List.of(made.getVolumeId(), origin.getVolumeId()));
+    }
+
+    private static Csi.Volume thinVolume(String name) {
+        return driver.client().controller().createVolume(create(name, 32 * MIB, Map.of("lvmType", "thin")).build())
+                .getVolume();
+    }
+
+    /** A CreateSnapshot whose lvm the armed library kills at set_transaction_id; the request, for its retry. */
+    private static Csi.CreateSnapshotRequest snapshotKilledBetweenMessages(String name, Csi.Volume origin)
+            throws Exception {
+        String vg = GuestEnv.volumeGroup();
+        String pool = GuestEnv.thinPool().orElseThrow();
+        Csi.CreateSnapshotRequest request = Csi.CreateSnapshotRequest.newBuilder().setName(name)
+                .setSourceVolumeId(origin.getVolumeId()).build();
+        Files.writeString(ARMED, "set_transaction_id");
+        StatusRuntimeException killed = assertThrows(StatusRuntimeException.class,
+                () -> driver.client().controller().createSnapshot(request));
+        assertFalse(Files.exists(ARMED), "the library killed the lvm at set_transaction_id (the call failed with "
+                + killed.getStatus() + ")");
+        assertEquals(recordedTransaction(vg, pool) - 1, kernelTransaction(vg, pool),
+                "the pool is half sent: the kernel's transaction one behind LVM's");
+        return request;
     }
 
     private static String dmDevice(String vg, String lv) {

@@ -473,7 +473,13 @@ public final class VolumeProvisioner {
                     throw DriverException.alreadyExists("snapshot \"" + Echo.of(csiName) + "\" already exists for another "
                             + "source volume (" + snapshot.source().orElse("none") + ")");
                 }
-                return snapshot;
+                if (lvm.queuedInPool(vg, List.of(lvName)).isEmpty()) {
+                    return snapshot;
+                }
+                // the pool would take it at its next change, after this answer, with the data of then
+                log.warn("snapshot LV {}/{} was recorded by LVM, but its pool never took it (an lvm killed before it sent "
+                        + "the pool's message): removing it to take it now", vg, lvName);
+                lvm.remove(vg, lvName);
             }
             Map<String, String> tags = new LinkedHashMap<>();
             tags.put(VolumeTags.NAME, VolumeTags.encodeName(csiName));

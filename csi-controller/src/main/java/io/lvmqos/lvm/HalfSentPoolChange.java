@@ -1,5 +1,6 @@
 package io.lvmqos.lvm;
 
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -33,11 +34,15 @@ final class HalfSentPoolChange {
     private static final Pattern REFUSED_CREATE = Pattern.compile(
             "Thin pool (\\S+) \\(\\d+:\\d+\\) already contain thin device with device_id \\d+\\.");
 
-    /** LVM's record of a thin pool: its transaction id and the device ids of its thin LVs. */
-    record Recorded(String pool, long transactionId, Set<Long> thinIds) {
+    /** LVM's record of a thin pool: its transaction id and its thin LVs' device ids, by LV name. */
+    record Recorded(String pool, long transactionId, Map<String, Long> thinIds) {
 
         Recorded {
-            thinIds = Set.copyOf(thinIds);
+            thinIds = Map.copyOf(thinIds);
+        }
+
+        Set<Long> ids() {
+            return Set.copyOf(thinIds.values());
         }
     }
 
@@ -60,8 +65,8 @@ final class HalfSentPoolChange {
                     + recorded.transactionId() + ": not one change apart");
         }
         Set<Long> unrecorded = new TreeSet<>(kernelIds);
-        unrecorded.removeAll(recorded.thinIds());
-        Set<Long> missing = new TreeSet<>(recorded.thinIds());
+        unrecorded.removeAll(recorded.ids());
+        Set<Long> missing = new TreeSet<>(recorded.ids());
         missing.removeAll(kernelIds);
         if (!unrecorded.isEmpty() || !missing.isEmpty()) {
             return Optional.of("the kernel holds thin devices " + unrecorded + " that LVM does not record and lacks "

@@ -9,10 +9,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -406,6 +410,38 @@ public final class Lvm {
         } finally {
             changes.merge(volumeGroup, new Changes(1, 1), (a, b) -> new Changes(a.started(), a.finished() + 1));
         }
+    }
+
+    /**
+     * The thin LVs among {@code names} whose device their pool's kernel does not hold: LVM recorded
+     * each with its create queued, and the lvm that queued it was killed before it sent it. Such an
+     * LV is made in the kernel by whichever lvm next changes the pool, and a snapshot then takes its
+     * origin's data of that later moment: a snapshot answered before that would hold data written
+     * after its answer. Within the group's change turn, so that no create of the driver's is between
+     * its two commits while this compares them; names that are no thin LV are left out.
+     */
+    public Set<String> queuedInPool(String volumeGroup, Collection<String> names) {
+        return limiter.runChange(volumeGroup, REPORT_TIMEOUT, () -> {
+            CommandResult report = runHere(volumeGroup, lvsReport(LvmReport.POOL_TRANSACTION_FIELDS, volumeGroup));
+            if (!report.succeeded()) {
+                throw LvmFailure.classify(report);
+            }
+            Set<String> queued = new TreeSet<>();
+            for (HalfSentPoolChange.Recorded pool : LvmReport.recordedPools(report.stdout())) {
+                Map<String, Long> asked = new HashMap<>(pool.thinIds());
+                asked.keySet().retainAll(Set.copyOf(names));
+                if (asked.isEmpty() || kernelPools.transactionId(volumeGroup, pool.pool()) == pool.transactionId()) {
+                    continue;
+                }
+                Set<Long> held = kernelPools.deviceIds(volumeGroup, pool.pool());
+                asked.forEach((name, id) -> {
+                    if (!held.contains(id)) {
+                        queued.add(name);
+                    }
+                });
+            }
+            return queued;
+        });
     }
 
     /**

@@ -121,11 +121,11 @@ final class LvmReport {
     /** Each thin pool of a report made with {@link #POOL_TRANSACTION_FIELDS}, as LVM's metadata records it. */
     static List<HalfSentPoolChange.Recorded> recordedPools(String json) {
         List<Row> rows = rows(json, "lv");
-        Map<String, Set<Long>> idsOfPool = new HashMap<>();
+        Map<String, Map<String, Long>> idsOfPool = new HashMap<>();
         for (Row row : rows) {
             if ("thin".equals(row.text("segtype")) && !row.text("thin_id").isEmpty()) {
-                idsOfPool.computeIfAbsent(row.text("pool_lv"), pool -> new HashSet<>())
-                        .add(Long.parseLong(row.text("thin_id")));
+                idsOfPool.computeIfAbsent(row.text("pool_lv"), pool -> new HashMap<>())
+                        .put(row.text("lv_name"), Long.parseLong(row.text("thin_id")));
             }
         }
         // a pool extended into a second segment has a row per segment
@@ -134,7 +134,7 @@ final class LvmReport {
             if ("thin-pool".equals(row.text("segtype"))) {
                 String name = row.text("lv_name");
                 pools.putIfAbsent(name, new HalfSentPoolChange.Recorded(name,
-                        Long.parseLong(row.text("transaction_id")), idsOfPool.getOrDefault(name, Set.of())));
+                        Long.parseLong(row.text("transaction_id")), idsOfPool.getOrDefault(name, Map.of())));
             }
         }
         return List.copyOf(pools.values());

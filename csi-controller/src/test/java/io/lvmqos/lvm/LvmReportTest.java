@@ -14,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
-import java.util.Set;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -102,8 +101,8 @@ class LvmReportTest {
                       ]
                   }
                 """;
-        assertEquals(List.of(new HalfSentPoolChange.Recorded("thinpool", 2, Set.of(1L, 2L)),
-                        new HalfSentPoolChange.Recorded("empty", 0, Set.of())),
+        assertEquals(List.of(new HalfSentPoolChange.Recorded("thinpool", 2, Map.of("v1", 1L, "s1", 2L)),
+                        new HalfSentPoolChange.Recorded("empty", 0, Map.of())),
                 LvmReport.recordedPools(json));
     }
 

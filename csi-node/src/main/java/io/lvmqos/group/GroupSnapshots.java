@@ -103,12 +103,18 @@ public final class GroupSnapshots {
             if (!existing.isEmpty()) {
                 Set<String> have = existing.stream().map(lv -> lv.tag(VolumeTags.SOURCE).orElse(""))
                         .collect(Collectors.toCollection(TreeSet::new));
-                if (have.equals(wanted)) {
-                    return describe(group, existing);
-                }
                 if (!wanted.containsAll(have)) {
                     throw DriverException.alreadyExists("group snapshot \"" + Echo.of(name) + "\" already exists with"
                             + " other volumes: " + have);
+                }
+                if (have.equals(wanted)) {
+                    // a member whose pool never took it would be taken at the pool's next change, outside the freeze
+                    Set<String> queued = lvm.queuedInPool(vg, existing.stream().map(LogicalVolume::name).toList());
+                    if (queued.isEmpty()) {
+                        return describe(group, existing);
+                    }
+                    log.warn("group snapshot {}: members {} were recorded by LVM, but their pool never took them (an lvm"
+                            + " killed before it sent the pool's message): taking the group again", group, queued);
                 }
                 // a crashed attempt left part of the group; what it took was not taken under one freeze
                 existing.forEach(lv -> lvm.remove(vg, lv.name()));

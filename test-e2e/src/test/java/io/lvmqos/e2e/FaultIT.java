@@ -2,7 +2,7 @@ package io.lvmqos.e2e;
 
 import io.lvmqos.e2e.guest.DeviceFaultCheck;
 import io.lvmqos.e2e.guest.FullThinPoolCheck;
-import io.lvmqos.e2e.guest.HalfSentPoolChangeCheck;
+import io.lvmqos.e2e.guest.KilledPoolChangeCheck;
 import io.lvmqos.e2e.guest.KillDuringRpcCheck;
 import io.lvmqos.e2e.guest.StopDuringLvmCheck;
 import io.lvmqos.e2e.guest.SuspendedDeviceCheck;
@@ -30,7 +30,7 @@ class FaultIT {
                 .timeout(Duration.ofMinutes(15));
         return GuestJUnit.dynamicTests(guest, DeviceFaultCheck.class, KillDuringRpcCheck.class,
                 TeardownWithoutLvmCheck.class, StopDuringLvmCheck.class, SuspendedDeviceCheck.class,
-                HalfSentPoolChangeCheck.class);
+                KilledPoolChangeCheck.class);
     }
 
     /**

@@ -34,8 +34,11 @@ final class HalfSentPoolChange {
     private static final Pattern REFUSED_CREATE = Pattern.compile(
             "Thin pool (\\S+) \\(\\d+:\\d+\\) already contain thin device with device_id \\d+\\.");
 
-    /** LVM's record of a thin pool: its transaction id and its thin LVs' device ids, by LV name. */
-    record Recorded(String pool, long transactionId, Map<String, Long> thinIds) {
+    /**
+     * LVM's record of a thin pool: its transaction id and its thin LVs' device ids, by LV name; and
+     * whether it is active, that is, whether the kernel holds it at all.
+     */
+    record Recorded(String pool, boolean active, long transactionId, Map<String, Long> thinIds) {
 
         Recorded {
             thinIds = Map.copyOf(thinIds);

@@ -422,15 +422,13 @@ public final class Lvm {
      */
     public Set<String> queuedInPool(String volumeGroup, Collection<String> names) {
         return limiter.runChange(volumeGroup, REPORT_TIMEOUT, () -> {
-            CommandResult report = runHere(volumeGroup, lvsReport(LvmReport.POOL_TRANSACTION_FIELDS, volumeGroup));
-            if (!report.succeeded()) {
-                throw LvmFailure.classify(report);
-            }
             Set<String> queued = new TreeSet<>();
-            for (HalfSentPoolChange.Recorded pool : LvmReport.recordedPools(report.stdout())) {
+            for (HalfSentPoolChange.Recorded pool : recordedPools(volumeGroup)) {
                 Map<String, Long> asked = new HashMap<>(pool.thinIds());
                 asked.keySet().retainAll(Set.copyOf(names));
-                if (asked.isEmpty() || kernelPools.transactionId(volumeGroup, pool.pool()) == pool.transactionId()) {
+                // an inactive pool's messages are sent when lvm activates it, before any of its LVs can be
+                if (asked.isEmpty() || !pool.active()
+                        || kernelPools.transactionId(volumeGroup, pool.pool()) == pool.transactionId()) {
                     continue;
                 }
                 Set<Long> held = kernelPools.deviceIds(volumeGroup, pool.pool());
@@ -463,30 +461,74 @@ public final class Lvm {
     }
 
     private boolean finishHalfSentChange(String volumeGroup, String kernelPool, String said) {
-        CommandResult report = runHere(volumeGroup, lvsReport(LvmReport.POOL_TRANSACTION_FIELDS, volumeGroup));
-        if (!report.succeeded()) {
-            throw LvmFailure.classify(report);
-        }
-        Optional<HalfSentPoolChange.Recorded> recorded = LvmReport.recordedPools(report.stdout()).stream()
+        Optional<HalfSentPoolChange.Recorded> recorded = recordedPools(volumeGroup).stream()
                 .filter(pool -> ThinPoolKernel.tpool(volumeGroup, pool.pool()).equals(kernelPool)).findFirst();
         if (recorded.isEmpty()) {
             log.warn("lvm said \"{}\", and group {} has no thin pool of that device: left as it is", said, volumeGroup);
             return false;
         }
         String pool = recorded.get().pool();
-        long kernelTransaction = kernelPools.transactionId(volumeGroup, pool);
-        Optional<String> refusal = HalfSentPoolChange.whyNotFinishable(recorded.get(), kernelTransaction,
+        Optional<String> refusal = finishHalfSent(volumeGroup, recorded.get(),
+                kernelPools.transactionId(volumeGroup, pool), "lvm said \"" + said + "\"");
+        refusal.ifPresent(why -> log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said,
+                volumeGroup, pool, why));
+        return refusal.isEmpty();
+    }
+
+    /**
+     * Finishes the changes of the group's active thin pools that a killed lvm left half sent, when
+     * the driver starts: before a command on the host (dmeventd's autoextend of a filling pool among
+     * them) fails on one, not only at the driver's next change of the pool. Within the group's change
+     * turn. Returns the pools finished.
+     */
+    public List<String> finishHalfSentPoolChanges(String volumeGroup) {
+        return limiter.runChange(volumeGroup, REPORT_TIMEOUT, () -> {
+            List<String> finished = new ArrayList<>();
+            for (HalfSentPoolChange.Recorded pool : recordedPools(volumeGroup)) {
+                if (!pool.active()) {
+                    continue;
+                }
+                long kernelTransaction = kernelPools.transactionId(volumeGroup, pool.pool());
+                if (kernelTransaction != pool.transactionId() - 1) {
+                    continue;
+                }
+                Optional<String> refusal = finishHalfSent(volumeGroup, pool, kernelTransaction, "found at start");
+                if (refusal.isEmpty()) {
+                    finished.add(pool.pool());
+                } else {
+                    // a create queued and not sent yet is sent by lvm's next change of the pool; anything
+                    // else makes that change fail, and the driver's own change then logs it as a warning
+                    log.info("thin pool {}/{} is one change behind LVM's record and was left as it is: {}",
+                            volumeGroup, pool.pool(), refusal.get());
+                }
+            }
+            return finished;
+        });
+    }
+
+    /** Empty when the pool's change was finished; otherwise why it was left as it is. */
+    private Optional<String> finishHalfSent(String volumeGroup, HalfSentPoolChange.Recorded recorded,
+                                            long kernelTransaction, String cause) {
+        String pool = recorded.pool();
+        Optional<String> refusal = HalfSentPoolChange.whyNotFinishable(recorded, kernelTransaction,
                 kernelPools.deviceIds(volumeGroup, pool));
         if (refusal.isPresent()) {
-            log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said, volumeGroup, pool,
-                    refusal.get());
-            return false;
+            return refusal;
         }
-        kernelPools.setTransactionId(volumeGroup, pool, kernelTransaction, recorded.get().transactionId());
-        log.warn("finished a change of thin pool {}/{} that a killed lvm left half sent (lvm said \"{}\"): the kernel "
-                + "held every device LVM records, so its transaction id was moved from {} to {}", volumeGroup, pool,
-                said, kernelTransaction, recorded.get().transactionId());
-        return true;
+        kernelPools.setTransactionId(volumeGroup, pool, kernelTransaction, recorded.transactionId());
+        log.warn("finished a change of thin pool {}/{} that a killed lvm left half sent ({}): the kernel held every "
+                + "device LVM records, so its transaction id was moved from {} to {}", volumeGroup, pool, cause,
+                kernelTransaction, recorded.transactionId());
+        return Optional.empty();
+    }
+
+    /** The group's thin pools as LVM's metadata records them; read within a turn the caller holds. */
+    private List<HalfSentPoolChange.Recorded> recordedPools(String volumeGroup) {
+        CommandResult report = runHere(volumeGroup, lvsReport(LvmReport.POOL_TRANSACTION_FIELDS, volumeGroup));
+        if (!report.succeeded()) {
+            throw LvmFailure.classify(report);
+        }
+        return LvmReport.recordedPools(report.stdout());
     }
 
     /**

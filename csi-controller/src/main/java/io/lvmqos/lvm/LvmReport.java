@@ -115,8 +115,8 @@ final class LvmReport {
     }
 
     /** What {@link #recordedPools} reads. */
-    static final List<String> POOL_TRANSACTION_FIELDS = List.of("lv_name", "pool_lv", "thin_id", "transaction_id",
-            "seg_type");
+    static final List<String> POOL_TRANSACTION_FIELDS = List.of("lv_name", "lv_active", "pool_lv", "thin_id",
+            "transaction_id", "seg_type");
 
     /** Each thin pool of a report made with {@link #POOL_TRANSACTION_FIELDS}, as LVM's metadata records it. */
     static List<HalfSentPoolChange.Recorded> recordedPools(String json) {
@@ -133,7 +133,7 @@ final class LvmReport {
         for (Row row : rows) {
             if ("thin-pool".equals(row.text("segtype"))) {
                 String name = row.text("lv_name");
-                pools.putIfAbsent(name, new HalfSentPoolChange.Recorded(name,
+                pools.putIfAbsent(name, new HalfSentPoolChange.Recorded(name, "active".equals(row.text("lv_active")),
                         Long.parseLong(row.text("transaction_id")), idsOfPool.getOrDefault(name, Map.of())));
             }
         }

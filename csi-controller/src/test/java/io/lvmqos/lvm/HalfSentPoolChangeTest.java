@@ -15,7 +15,7 @@ class HalfSentPoolChangeTest {
 
     /** LVM's record after a snapshot (id 2) of a volume (id 1) whose lvm was killed between the messages. */
     private static final HalfSentPoolChange.Recorded RECORDED =
-            new HalfSentPoolChange.Recorded("thinpool", 4, Map.of("v1", 1L, "s1", 2L));
+            new HalfSentPoolChange.Recorded("thinpool", true, 4, Map.of("v1", 1L, "s1", 2L));
 
     @Test
     void theKernelPoolIsReadFromLvmsLine() {
@@ -34,7 +34,7 @@ class HalfSentPoolChangeTest {
     @Test
     void aDoneDeleteIsFinishableToo() {
         assertEquals(Optional.empty(), HalfSentPoolChange.whyNotFinishable(
-                new HalfSentPoolChange.Recorded("thinpool", 6, Map.of("v1", 1L)), 5, Set.of(1L)));
+                new HalfSentPoolChange.Recorded("thinpool", true, 6, Map.of("v1", 1L)), 5, Set.of(1L)));
     }
 
     @Test
@@ -57,7 +57,7 @@ class HalfSentPoolChangeTest {
     void aKernelMissingARecordedDeviceIsLeftAlone() {
         assertEquals(Optional.of("the kernel holds thin devices [] that LVM does not record and lacks [3] that it"
                         + " does: not every queued message was done"),
-                HalfSentPoolChange.whyNotFinishable(new HalfSentPoolChange.Recorded("thinpool", 4, Map.of("v1", 1L, "s1", 2L, "s2", 3L)),
+                HalfSentPoolChange.whyNotFinishable(new HalfSentPoolChange.Recorded("thinpool", true, 4, Map.of("v1", 1L, "s1", 2L, "s2", 3L)),
                         3, Set.of(1L, 2L)));
     }
 }

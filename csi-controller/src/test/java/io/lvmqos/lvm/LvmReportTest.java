@@ -80,7 +80,10 @@ class LvmReportTest {
         assertEquals(List.of("thinpool", "vol_b", "lin"), LvmReport.suspended(json));
     }
 
-    /** lvm 2.03.16 in the guest: a volume (id 1) and its snapshot (id 2) in one pool, 2026-12-06. */
+    /**
+     * lvm 2.03.16 in the guest, 2026-12-06: a volume (id 1) and its snapshot (id 2) in an active
+     * pool, and an empty pool deactivated.
+     */
     @Test
     void eachPoolIsRecordedWithItsTransactionAndItsThinIds() {
         String json = """
@@ -88,21 +91,35 @@ class LvmReportTest {
                       "report": [
                           {
                               "lv": [
-                                  {"lv_name":"[lvol0_pmspare]", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
-                                  {"lv_name":"s1", "pool_lv":"thinpool", "thin_id":"2", "transaction_id":"1", "segtype":"thin"},
-                                  {"lv_name":"thinpool", "pool_lv":"", "thin_id":"", "transaction_id":"2", "segtype":"thin-pool"},
-                                  {"lv_name":"[thinpool_tdata]", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
-                                  {"lv_name":"[thinpool_tmeta]", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
-                                  {"lv_name":"v1", "pool_lv":"thinpool", "thin_id":"1", "transaction_id":"0", "segtype":"thin"},
-                                  {"lv_name":"empty", "pool_lv":"", "thin_id":"", "transaction_id":"0", "segtype":"thin-pool"},
-                                  {"lv_name":"empty", "pool_lv":"", "thin_id":"", "transaction_id":"0", "segtype":"thin-pool"}
+                                  {"lv_name":"[lvol0_pmspare]", "lv_active":"", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"p2", "lv_active":"", "pool_lv":"", "thin_id":"", "transaction_id":"0", "segtype":"thin-pool"},
+                                  {"lv_name":"[p2_tdata]", "lv_active":"", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"[p2_tmeta]", "lv_active":"", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"s1", "lv_active":"", "pool_lv":"thinpool", "thin_id":"2", "transaction_id":"1", "segtype":"thin"},
+                                  {"lv_name":"thinpool", "lv_active":"active", "pool_lv":"", "thin_id":"", "transaction_id":"2", "segtype":"thin-pool"},
+                                  {"lv_name":"[thinpool_tdata]", "lv_active":"active", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"[thinpool_tmeta]", "lv_active":"active", "pool_lv":"", "thin_id":"", "transaction_id":"", "segtype":"linear"},
+                                  {"lv_name":"v1", "lv_active":"active", "pool_lv":"thinpool", "thin_id":"1", "transaction_id":"0", "segtype":"thin"}
                               ]
                           }
                       ]
                   }
                 """;
-        assertEquals(List.of(new HalfSentPoolChange.Recorded("thinpool", 2, Map.of("v1", 1L, "s1", 2L)),
-                        new HalfSentPoolChange.Recorded("empty", 0, Map.of())),
+        assertEquals(List.of(new HalfSentPoolChange.Recorded("p2", false, 0, Map.of()),
+                        new HalfSentPoolChange.Recorded("thinpool", true, 2, Map.of("v1", 1L, "s1", 2L))),
+                LvmReport.recordedPools(json));
+    }
+
+    /** A pool extended into a second segment has a row per segment: recorded once. */
+    @Test
+    void aPoolOfTwoSegmentsIsRecordedOnce() {
+        String json = """
+                  {"report": [{"lv": [
+                      {"lv_name":"thinpool", "lv_active":"active", "pool_lv":"", "thin_id":"", "transaction_id":"5", "segtype":"thin-pool"},
+                      {"lv_name":"thinpool", "lv_active":"active", "pool_lv":"", "thin_id":"", "transaction_id":"5", "segtype":"thin-pool"}
+                  ]}]}
+                """;
+        assertEquals(List.of(new HalfSentPoolChange.Recorded("thinpool", true, 5, Map.of())),
                 LvmReport.recordedPools(json));
     }
 

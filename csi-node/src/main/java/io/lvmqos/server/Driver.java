@@ -190,16 +190,28 @@ public final class Driver {
         server.awaitTermination();
     }
 
-    /** Resumes the devices a killed lvm left suspended, each group on its own: one that fails is logged. */
+    /**
+     * Resumes the devices a killed lvm left suspended, each group on its own: one that fails is
+     * logged. A thin snapshot's lvm suspends the origin around the pool's messages, so an lvm killed
+     * between those messages also left a suspended device: only then are the group's pools checked
+     * for a change left half sent, which would fail every later lvm command on the pool, the host's
+     * (dmeventd's autoextend of a filling pool) included. A start with nothing suspended adds no
+     * lvm command.
+     */
     private static void resumeSuspended(Lvm lvm, List<String> volumeGroups) {
         for (String vg : volumeGroups) {
             try {
-                for (String name : lvm.resumeSuspended(vg)) {
+                List<String> resumed = lvm.resumeSuspended(vg);
+                for (String name : resumed) {
                     log.warn("resumed LV {}/{}: its device was left suspended, as an lvm killed inside a change "
                             + "leaves it, and every I/O to it waited", vg, name);
                 }
+                if (!resumed.isEmpty()) {
+                    lvm.finishHalfSentPoolChanges(vg);
+                }
             } catch (RuntimeException e) {
-                log.warn("could not resume suspended LVs of volume group {}: {}", vg, e.getMessage());
+                log.warn("could not resume suspended LVs of volume group {}, or finish its thin pools' changes: {}", vg,
+                        e.getMessage());
             }
         }
     }

@@ -58,14 +58,21 @@ final class HalfSentPoolChange {
         return matcher.matches() ? Optional.of(matcher.group(1)) : Optional.empty();
     }
 
+    /** The first half of {@link #whyNotFinishable}, which needs no read of the kernel's devices. */
+    static Optional<String> whyNotOneChangeBehind(Recorded recorded, long kernelTransaction) {
+        return kernelTransaction == recorded.transactionId() - 1 ? Optional.empty()
+                : Optional.of("the kernel's transaction id is " + kernelTransaction + " and LVM's "
+                        + recorded.transactionId() + ": not one change apart");
+    }
+
     /**
      * Why moving the kernel's transaction id to LVM's would not finish the change exactly; empty
      * when it would.
      */
     static Optional<String> whyNotFinishable(Recorded recorded, long kernelTransaction, Set<Long> kernelIds) {
-        if (kernelTransaction != recorded.transactionId() - 1) {
-            return Optional.of("the kernel's transaction id is " + kernelTransaction + " and LVM's "
-                    + recorded.transactionId() + ": not one change apart");
+        Optional<String> apart = whyNotOneChangeBehind(recorded, kernelTransaction);
+        if (apart.isPresent()) {
+            return apart;
         }
         Set<Long> unrecorded = new TreeSet<>(kernelIds);
         unrecorded.removeAll(recorded.ids());

@@ -489,7 +489,7 @@ public final class Lvm {
                     continue;
                 }
                 long kernelTransaction = kernelPools.transactionId(volumeGroup, pool.pool());
-                if (kernelTransaction != pool.transactionId() - 1) {
+                if (HalfSentPoolChange.whyNotOneChangeBehind(pool, kernelTransaction).isPresent()) {
                     continue;
                 }
                 Optional<String> refusal = finishHalfSent(volumeGroup, pool, kernelTransaction, "found at start");
@@ -510,8 +510,10 @@ public final class Lvm {
     private Optional<String> finishHalfSent(String volumeGroup, HalfSentPoolChange.Recorded recorded,
                                             long kernelTransaction, String cause) {
         String pool = recorded.pool();
-        Optional<String> refusal = HalfSentPoolChange.whyNotFinishable(recorded, kernelTransaction,
-                kernelPools.deviceIds(volumeGroup, pool));
+        // the metadata snapshot and its dump only for a pool the transaction ids do not rule out already
+        Optional<String> refusal = HalfSentPoolChange.whyNotOneChangeBehind(recorded, kernelTransaction)
+                .or(() -> HalfSentPoolChange.whyNotFinishable(recorded, kernelTransaction,
+                        kernelPools.deviceIds(volumeGroup, pool)));
         if (refusal.isPresent()) {
             return refusal;
         }

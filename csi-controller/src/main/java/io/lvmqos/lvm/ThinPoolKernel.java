@@ -1,5 +1,6 @@
 package io.lvmqos.lvm;
 
+import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
@@ -18,9 +19,10 @@ import java.util.regex.Pattern;
  * transaction id ({@code dmsetup status} of the pool's {@code -tpool} device), the thin device ids
  * in its own metadata (thin_dump of a reserved metadata snapshot, without the mappings), and the
  * message that moves its transaction id. {@link Lvm} reads and moves these only to finish a pool
- * change that a killed lvm left half sent ({@link HalfSentPoolChange}).
+ * change that a killed lvm left half sent ({@link HalfSentPoolChange}); the changed-block reader
+ * sends its metadata snapshot messages through here too.
  */
-final class ThinPoolKernel {
+public final class ThinPoolKernel {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     /** {@code <start> <length> thin-pool <transaction id> <used>/<total metadata> ...} */
@@ -31,7 +33,7 @@ final class ThinPoolKernel {
     private final Function<String, Path> programs;
 
     /** {@code programs} finds dmsetup and thin_dump when they are first needed. */
-    ThinPoolKernel(CommandRunner runner, Function<String, Path> programs) {
+    public ThinPoolKernel(CommandRunner runner, Function<String, Path> programs) {
         this.runner = runner;
         this.programs = programs;
     }
@@ -48,23 +50,48 @@ final class ThinPoolKernel {
      * (a changed-block read in progress), this fails as UNAVAILABLE rather than read an older copy.
      */
     Set<Long> deviceIds(String volumeGroup, String pool) {
-        CommandResult reserved = runner.run(message(volumeGroup, pool, "reserve_metadata_snap"));
+        CommandResult reserved = message(volumeGroup, pool, "reserve_metadata_snap");
         if (!reserved.succeeded()) {
             throw DriverException.unavailable("cannot reserve the metadata snapshot of thin pool " + volumeGroup + "/"
                     + pool + " to read its thin devices (a changed-block read may hold it): " + reserved.diagnostic());
         }
         try {
             CommandResult dump = ran(Command.of(programs.apply("thin_dump"), TIMEOUT, "--metadata-snap",
-                    "--skip-mappings", Path.of("/dev/mapper", dmName(volumeGroup, pool + "_tmeta")).toString()));
+                    "--skip-mappings", metadataDevice(volumeGroup, pool).toString()));
             return deviceIdsOfDump(dump.stdout());
         } finally {
-            runner.run(message(volumeGroup, pool, "release_metadata_snap"));
+            releaseMetadataSnapshot(volumeGroup, pool);
         }
     }
 
     /** Moves the kernel's transaction id; the kernel refuses unless it is {@code from} now. */
     void setTransactionId(String volumeGroup, String pool, long from, long to) {
-        ran(message(volumeGroup, pool, "set_transaction_id " + from + " " + to));
+        ran(messageCommand(volumeGroup, pool, "set_transaction_id " + from + " " + to));
+    }
+
+    /** Sends {@code message} to the pool's kernel target; the result as dmsetup gave it. */
+    public CommandResult message(String volumeGroup, String pool, String message) {
+        return runner.run(messageCommand(volumeGroup, pool, message));
+    }
+
+    /**
+     * Drops the pool's metadata snapshot; false when there was none to drop, or the pool is not
+     * active. Outside the caller's deadline: a read stopped by its deadline must still release.
+     */
+    public boolean releaseMetadataSnapshot(String volumeGroup, String pool) {
+        Command release = messageCommand(volumeGroup, pool, "release_metadata_snap");
+        try {
+            return Context.ROOT.call(() -> runner.run(release)).succeeded();
+        } catch (DriverException e) {
+            throw e;
+        } catch (Exception e) {
+            throw DriverException.internal(release.display() + " failed", e);
+        }
+    }
+
+    /** The pool's metadata LV, which thin-provisioning-tools read. */
+    public static Path metadataDevice(String volumeGroup, String pool) {
+        return Path.of("/dev/mapper", dmName(volumeGroup, pool + "_tmeta"));
     }
 
     /** The name device-mapper gives the pool's kernel target, as lvm's messages name it. */
@@ -96,7 +123,7 @@ final class ThinPoolKernel {
         return volumeGroup.replace("-", "--") + "-" + lv.replace("-", "--");
     }
 
-    private Command message(String volumeGroup, String pool, String message) {
+    private Command messageCommand(String volumeGroup, String pool, String message) {
         return dmsetup("message", tpool(volumeGroup, pool), "0", message);
     }
 

@@ -1,13 +1,12 @@
 package io.lvmqos.metadata;
 
-import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.lvm.ThinPoolKernel;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -20,17 +19,18 @@ import java.util.function.Function;
  */
 public final class ThinPoolMetadata {
 
-    private static final Duration MESSAGE_TIMEOUT = Duration.ofSeconds(30);
     /** Reading a large pool's mappings can take minutes; the caller's deadline shortens it. */
     private static final Duration READ_TIMEOUT = Duration.ofMinutes(30);
 
     private final CommandRunner runner;
     private final Function<String, Path> programs;
+    private final ThinPoolKernel kernel;
 
     /** {@code programs} finds dmsetup, thin_delta and thin_dump when they are first needed. */
     public ThinPoolMetadata(CommandRunner runner, Function<String, Path> programs) {
         this.runner = runner;
         this.programs = programs;
+        this.kernel = new ThinPoolKernel(runner, programs);
     }
 
     /** A node without thin-provisioning-tools still starts; only these calls then fail, naming the program. */
@@ -40,7 +40,7 @@ public final class ThinPoolMetadata {
 
     /** Freezes a copy of the pool's metadata for reading; fails when one is held already. */
     void reserve(String volumeGroup, String pool) {
-        CommandResult result = runner.run(message(volumeGroup, pool, "reserve_metadata_snap"));
+        CommandResult result = kernel.message(volumeGroup, pool, "reserve_metadata_snap");
         if (!result.succeeded()) {
             throw DriverException.unavailable("cannot reserve the metadata snapshot of thin pool " + volumeGroup + "/"
                     + pool + " (is the pool active?): " + result.diagnostic());
@@ -52,27 +52,20 @@ public final class ThinPoolMetadata {
      * active. Outside the caller's deadline: a read stopped by its deadline must still release.
      */
     boolean release(String volumeGroup, String pool) {
-        Command release = message(volumeGroup, pool, "release_metadata_snap");
-        try {
-            return Context.ROOT.call(() -> runner.run(release)).succeeded();
-        } catch (DriverException e) {
-            throw e;
-        } catch (Exception e) {
-            throw DriverException.internal(release.display() + " failed", e);
-        }
+        return kernel.releaseMetadataSnapshot(volumeGroup, pool);
     }
 
     /** The chunks in which two thin devices of the pool differ, ascending, read from the reserved snapshot. */
     void delta(String volumeGroup, String pool, long baseId, long targetId, Consumer<ChunkRange> changed) {
         read(Command.of(programs.apply("thin_delta"), READ_TIMEOUT, "--metadata-snap", "--snap1", Long.toString(baseId), "--snap2",
-                Long.toString(targetId), metadataDevice(volumeGroup, pool).toString()), line -> ThinToolsXml
+                Long.toString(targetId), ThinPoolKernel.metadataDevice(volumeGroup, pool).toString()), line -> ThinToolsXml
                 .deltaRange(line).ifPresent(changed));
     }
 
     /** The chunks a thin device has mapped, ascending, read from the reserved snapshot. */
     void mappings(String volumeGroup, String pool, long deviceId, Consumer<ChunkRange> mapped) {
         read(Command.of(programs.apply("thin_dump"), READ_TIMEOUT, "--metadata-snap", "--dev-id", Long.toString(deviceId),
-                metadataDevice(volumeGroup, pool).toString()), line -> ThinToolsXml.mappedRange(line).ifPresent(mapped));
+                ThinPoolKernel.metadataDevice(volumeGroup, pool).toString()), line -> ThinToolsXml.mappedRange(line).ifPresent(mapped));
     }
 
     private void read(Command command, Consumer<String> lines) {
@@ -81,18 +74,5 @@ public final class ThinPoolMetadata {
             throw DriverException.internal(command.display() + " failed (exit " + result.exitCode() + "): "
                     + result.diagnostic());
         }
-    }
-
-    private Command message(String volumeGroup, String pool, String message) {
-        return Command.of(programs.apply("dmsetup"), MESSAGE_TIMEOUT, List.of("message", dmName(volumeGroup, pool) + "-tpool", "0", message));
-    }
-
-    private static Path metadataDevice(String volumeGroup, String pool) {
-        return Path.of("/dev/mapper", dmName(volumeGroup, pool + "_tmeta"));
-    }
-
-    /** Device-mapper's name for an LV: VG and LV joined by '-', each '-' inside a name doubled. */
-    static String dmName(String volumeGroup, String lv) {
-        return volumeGroup.replace("-", "--") + "-" + lv.replace("-", "--");
     }
 }

@@ -50,6 +50,20 @@ public final class ThinPoolKernel {
      * (a changed-block read in progress), this fails as UNAVAILABLE rather than read an older copy.
      */
     Set<Long> deviceIds(String volumeGroup, String pool) {
+        // the driver's start releases snapshots an earlier run left held, without this class's turn:
+        // a release between this reserve and the dump takes the snapshot away ("no current metadata snap")
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return deviceIdsOnce(volumeGroup, pool);
+            } catch (DriverException e) {
+                if (attempt == 3 || !String.valueOf(e.getMessage()).contains("no current metadata snap")) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private Set<Long> deviceIdsOnce(String volumeGroup, String pool) {
         CommandResult reserved = message(volumeGroup, pool, "reserve_metadata_snap");
         if (!reserved.succeeded()) {
             throw DriverException.unavailable("cannot reserve the metadata snapshot of thin pool " + volumeGroup + "/"

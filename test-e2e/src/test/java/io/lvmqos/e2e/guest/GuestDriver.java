@@ -24,6 +24,8 @@ public final class GuestDriver implements AutoCloseable {
     public static final String NODE = "guest-node";
     public static final Path KUBELET = Path.of("/run/kubelet");
     public static final Path SOCKET = Path.of("/run/lvmqos/csi.sock");
+    /** The plugin's own scratch directory, on the guest's private /run, as the DaemonSet's emptyDir is. */
+    static final Path SHELL_DIR = Path.of("/run/lvmqos/tmp");
 
     private DriverProcess process;
     private CsiClient client;
@@ -62,6 +64,13 @@ public final class GuestDriver implements AutoCloseable {
         for (String vg : GuestEnv.volumeGroups()) {
             args.add("--volume-group");
             args.add(vg);
+        }
+        if (!extraArgs.contains("--lvm-shell-dir") && !extraArgs.contains("--fork-lvm")) {
+            // The DaemonSet gives the plugin an emptyDir of its own at /tmp. A guest's /tmp is the
+            // host's, shared by every guest running at once, and a lock one guest's kernel holds is
+            // invisible to another's: one driver's start took another guest's lvm shell directory
+            // for abandoned and removed it mid-run (csi-sanity failed on it, 2026-12-07).
+            args.addAll(List.of("--lvm-shell-dir", SHELL_DIR.toString()));
         }
         args.addAll(extraArgs);
         Files.createDirectories(SOCKET.getParent());

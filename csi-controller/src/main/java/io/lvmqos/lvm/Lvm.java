@@ -182,15 +182,43 @@ public final class Lvm {
      * when the group does not exist.
      */
     public List<Path> physicalVolumes(String volumeGroup) {
+        return volumeGroupReport(volumeGroup, "pv_name").map(LvmReport::physicalVolumes).orElse(List.of());
+    }
+
+    /** The group's own tags (not its LVs'); empty when it has none or does not exist. */
+    public List<String> volumeGroupTags(String volumeGroup) {
+        return volumeGroupReport(volumeGroup, "vg_tags").map(LvmReport::volumeGroupTags).orElse(List.of());
+    }
+
+    /** A vgs JSON report of the group with these fields; empty when the group does not exist. */
+    private Optional<String> volumeGroupReport(String volumeGroup, String fields) {
         CommandResult result = run(volumeGroup, command(REPORT_TIMEOUT, "vgs", "--reportformat", "json", "-o",
-                "pv_name", "--", volumeGroup));
+                fields, "--", volumeGroup));
         if (LvmFailure.VOLUME_GROUP_NOT_FOUND.isWhy(result)) {
-            return List.of();
+            return Optional.empty();
         }
         if (!result.succeeded()) {
             throw LvmFailure.classify(result);
         }
-        return LvmReport.physicalVolumes(result.stdout());
+        return Optional.of(result.stdout());
+    }
+
+    /** Takes {@code remove} off the volume group's own tags and puts {@code add} on, in one vgchange. */
+    public void replaceVolumeGroupTags(String volumeGroup, List<String> remove, List<String> add) {
+        change(volumeGroup, tagChange("vgchange", volumeGroup, remove, add));
+    }
+
+    /** {@code command --deltag ... --addtag ... -- target}: one metadata commit for the whole swap. */
+    private static List<String> tagChange(String command, String target, List<String> remove, List<String> add) {
+        List<String> args = new ArrayList<>(List.of(command));
+        for (String tag : remove) {
+            args.add("--deltag");
+            args.add(tag);
+        }
+        addTags(args, add);
+        args.add("--");
+        args.add(target);
+        return args;
     }
 
     /**
@@ -302,15 +330,7 @@ public final class Lvm {
     }
 
     public void replaceTags(String volumeGroup, String name, List<String> remove, List<String> add) {
-        List<String> args = new ArrayList<>(List.of("lvchange"));
-        for (String tag : remove) {
-            args.add("--deltag");
-            args.add(tag);
-        }
-        addTags(args, add);
-        args.add("--");
-        args.add(volumeGroup + "/" + name);
-        change(volumeGroup, args);
+        change(volumeGroup, tagChange("lvchange", volumeGroup + "/" + name, remove, add));
     }
 
     /** Stores a key/value tag as LVM spells it. */

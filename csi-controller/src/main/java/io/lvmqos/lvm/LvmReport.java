@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -90,6 +91,12 @@ final class LvmReport {
     static List<Path> physicalVolumes(String json) {
         return rows(json, "vg").stream().map(row -> row.text("pv_name")).filter(name -> !name.isEmpty())
                 .map(Path::of).distinct().toList();
+    }
+
+    /** The group's tags, each as LVM prints it, from {@code vgs -o vg_tags}; empty when it has none. */
+    static List<String> volumeGroupTags(String json) {
+        return rows(json, "vg").stream().map(row -> row.text("vg_tags")).filter(tags -> !tags.isEmpty())
+                .flatMap(tags -> Arrays.stream(tags.split(","))).distinct().toList();
     }
 
     /** Thin LVs of a report made with {@link #THIN_FIELDS}, each with its pool's chunk size. */

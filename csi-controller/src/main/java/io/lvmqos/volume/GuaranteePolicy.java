@@ -24,24 +24,29 @@ public final class GuaranteePolicy {
 
     /** A node where no group has io.cost: every guarantee is refused with {@code why}. */
     public static GuaranteePolicy none(String why) {
-        return new GuaranteePolicy(Set.of(), Map.of(), Optional.of(why));
+        return new GuaranteePolicy(Set.of(), Map.of(), Map.of(), Optional.of(why));
     }
 
     /** A node told to enable io.cost nowhere: a guarantee is refused naming its group and the flag. */
-    public static final GuaranteePolicy NONE = new GuaranteePolicy(Set.of(), Map.of(), Optional.empty());
+    public static final GuaranteePolicy NONE = new GuaranteePolicy(Set.of(), Map.of(), Map.of(), Optional.empty());
 
     private final Set<String> ioCostGroups;
-    private final Map<String, DiskCapacity> declared;
+    private final Map<String, DiskCapacity> capacities;
+    private final Map<String, String> groupRefusals;
     private final Optional<String> nodeRefusal;
 
     /**
-     * @param ioCostGroups the groups whose disks have io.cost enabled by this plugin
-     * @param declared each group's declared capacity (groups left out declare none)
+     * @param ioCostGroups the groups whose disks have io.cost enabled by this plugin with a model it trusts
+     * @param capacities each group's capacity for floors (groups left out have none)
+     * @param groupRefusals groups the operator asked io.cost for that cannot keep a guarantee, each with why
+     *        and what to do (no trusted model for its disk, say)
      * @param nodeRefusal why this node can keep no guarantee at all (cgroup v1, say), if so
      */
-    public GuaranteePolicy(Set<String> ioCostGroups, Map<String, DiskCapacity> declared, Optional<String> nodeRefusal) {
+    public GuaranteePolicy(Set<String> ioCostGroups, Map<String, DiskCapacity> capacities,
+                           Map<String, String> groupRefusals, Optional<String> nodeRefusal) {
         this.ioCostGroups = Set.copyOf(ioCostGroups);
-        this.declared = Map.copyOf(declared);
+        this.capacities = Map.copyOf(capacities);
+        this.groupRefusals = Map.copyOf(groupRefusals);
         this.nodeRefusal = nodeRefusal;
     }
 
@@ -54,12 +59,18 @@ public final class GuaranteePolicy {
         return nodeRefusal.isEmpty() && ioCostGroups.contains(volumeGroup);
     }
 
+    /** What floors on the group are admitted against; {@link DiskCapacity#UNDECLARED} when nothing is known. */
     public DiskCapacity declared(String volumeGroup) {
-        return declared.getOrDefault(volumeGroup, DiskCapacity.UNDECLARED);
+        return capacities.getOrDefault(volumeGroup, DiskCapacity.UNDECLARED);
     }
 
     public Set<String> declaredGroups() {
-        return declared.keySet();
+        return capacities.keySet();
+    }
+
+    /** Why the group keeps no guarantee though the operator asked io.cost for it, if so. */
+    public Optional<String> refusalOf(String volumeGroup) {
+        return Optional.ofNullable(groupRefusals.get(volumeGroup));
     }
 
     /**
@@ -74,6 +85,10 @@ public final class GuaranteePolicy {
         if (nodeRefusal.isPresent()) {
             throw DriverException.failedPrecondition("parameters " + asked + " cannot be kept on this node: "
                     + nodeRefusal.get() + "; remove them from the class, or use a node where they can be kept");
+        }
+        if (groupRefusals.containsKey(volumeGroup)) {
+            throw DriverException.failedPrecondition("parameters " + asked + " cannot be kept on volume group "
+                    + volumeGroup + " of this node: " + groupRefusals.get(volumeGroup));
         }
         if (!ioCostGroups.contains(volumeGroup)) {
             throw DriverException.failedPrecondition("parameters " + asked + " need io.cost on the disks of volume group "
@@ -103,12 +118,13 @@ public final class GuaranteePolicy {
         }
         DiskCapacity capacity = declared(volumeGroup);
         Promised already = promised(promised);
-        double share = capacity.share(asked) + capacity.share(already.asGuarantee());
+        // shares add over volumes, each floor counted against the capacity of its own direction
+        double share = capacity.share(asked) + promised.stream().mapToDouble(capacity::share).sum();
         // a thousandth of slack: shares are sums of ratios, and a floor that fills the disk exactly fits
         if (share > 1.001) {
             throw DriverException.resourceExhausted("the floors on volume group " + volumeGroup + " would exceed the"
-                    + " capacity declared for its disk: promised " + already + ", asked " + amounts(asked.iopsNeeded(),
-                    asked.bpsNeeded()) + ", declared " + capacity + " (" + Math.round(share * 100) + "% of it); ask for"
+                    + " capacity of its disk: promised " + already + ", asked " + amounts(asked.iopsNeeded(),
+                    asked.bpsNeeded()) + ", capacity " + capacity + " (" + Math.round(share * 100) + "% of it); ask for"
                     + " a smaller floor, free one by deleting a volume, or provision on another node");
         }
     }
@@ -140,13 +156,6 @@ public final class GuaranteePolicy {
 
     /** Floors summed over volumes, per kind. */
     public record Promised(long iops, long bps) {
-        Guarantee asGuarantee() {
-            return new Guarantee(OptionalInt.empty(), OptionalLong.empty(),
-                    OptionalLong.empty(), iops > 0 ? OptionalLong.of(iops) : OptionalLong.empty(),
-                    OptionalLong.empty(), OptionalLong.empty(),
-                    bps > 0 ? OptionalLong.of(bps) : OptionalLong.empty());
-        }
-
         @Override
         public String toString() {
             return amounts(iops, bps);

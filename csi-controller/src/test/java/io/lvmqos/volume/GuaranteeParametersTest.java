@@ -62,7 +62,7 @@ class GuaranteeParametersTest {
         assertEquals(Long.MAX_VALUE, guarantee.bpsNeeded());
         assertTrue(guarantee.hasFloor());
         GuaranteePolicy policy = new GuaranteePolicy(Set.of("vg"),
-                Map.of("vg", new DiskCapacity(OptionalLong.empty(), OptionalLong.of(1L << 40))), Optional.empty());
+                Map.of("vg", DiskCapacity.symmetric(OptionalLong.empty(), OptionalLong.of(1L << 40))), Map.of(), Optional.empty());
         assertThrows(DriverException.ResourceExhausted.class, () -> policy.admit("vg", guarantee, List.of()));
     }
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class GuaranteePolicyTest {
 
     static final GuaranteePolicy POLICY = new GuaranteePolicy(Set.of("fast", "nocapacity"),
-            Map.of("fast", new DiskCapacity(OptionalLong.of(400), OptionalLong.empty())), Optional.empty());
+            Map.of("fast", DiskCapacity.symmetric(OptionalLong.of(400), OptionalLong.empty())), Map.of(), Optional.empty());
 
     static Guarantee floor(long iops) {
         return QosParameters.parse(Map.of("iopsFloor", Long.toString(iops))).guarantee();
@@ -39,7 +39,7 @@ class GuaranteePolicyTest {
                 () -> POLICY.admit("fast", floor(200), List.of(floor(150), floor(100))));
         assertTrue(e.getMessage().contains("promised 250 IOPS"), e.getMessage());
         assertTrue(e.getMessage().contains("asked 200 IOPS"), e.getMessage());
-        assertTrue(e.getMessage().contains("declared 400 IOPS"), e.getMessage());
+        assertTrue(e.getMessage().contains("capacity 400 IOPS"), e.getMessage());
         assertTrue(e.getMessage().contains("fast"), e.getMessage());
     }
 
@@ -71,6 +71,35 @@ class GuaranteePolicyTest {
     }
 
     @Test
+    void aGroupWithoutATrustedModelRefusesEveryGuaranteeWithWhatToDo() {
+        GuaranteePolicy policy = new GuaranteePolicy(Set.of(), Map.of(), Map.of("raw",
+                "its disk has no io.cost model lvmqos trusts: run lvmqos calibrate --volume-group raw"), Optional.empty());
+        DriverException e = assertThrows(DriverException.FailedPrecondition.class,
+                () -> policy.requireSupported("raw", QosParameters.parse(Map.of("ioWeight", "300")).guarantee()));
+        assertTrue(e.getMessage().contains("ioWeight=300") && e.getMessage().contains("lvmqos calibrate --volume-group raw"),
+                e.getMessage());
+        assertEquals(Optional.empty(), policy.refusalOf("other"));
+    }
+
+    @Test
+    void floorsAreCountedAgainstTheCapacityOfTheirOwnDirection() {
+        // a disk that reads 1000 and writes 250 operations per second
+        GuaranteePolicy policy = new GuaranteePolicy(Set.of("ssd"), Map.of("ssd", new DiskCapacity(OptionalLong.of(1000),
+                OptionalLong.of(250), OptionalLong.empty(), OptionalLong.empty())), Map.of(), Optional.empty());
+        Guarantee reads = QosParameters.parse(Map.of("readIOPSFloor", "500")).guarantee();
+        Guarantee writes = QosParameters.parse(Map.of("writeIOPSFloor", "125")).guarantee();
+        // half the reads and half the writes: the whole disk, and not a thousandth more
+        assertDoesNotThrow(() -> policy.admit("ssd", reads, List.of(writes)));
+        assertThrows(DriverException.ResourceExhausted.class,
+                () -> policy.admit("ssd", QosParameters.parse(Map.of("writeIOPSFloor", "1")).guarantee(),
+                        List.of(reads, writes)));
+        // a floor for both directions is counted at the slower one: 125 of 250
+        Guarantee both = QosParameters.parse(Map.of("iopsFloor", "125")).guarantee();
+        assertDoesNotThrow(() -> policy.admit("ssd", both, List.of(reads)));
+        assertThrows(DriverException.ResourceExhausted.class, () -> policy.admit("ssd", both, List.of(reads, floor(1))));
+    }
+
+    @Test
     void aNodeThatKeepsNoGuaranteeSaysWhy() {
         GuaranteePolicy v1 = GuaranteePolicy.none("this node runs cgroup v1");
         DriverException e = assertThrows(DriverException.FailedPrecondition.class,
@@ -86,7 +115,7 @@ class GuaranteePolicyTest {
 
     @Test
     void sharesOfBothKindsAdd() {
-        DiskCapacity both = new DiskCapacity(OptionalLong.of(400), OptionalLong.of(100L << 20));
+        DiskCapacity both = DiskCapacity.symmetric(OptionalLong.of(400), OptionalLong.of(100L << 20));
         Guarantee mixed = QosParameters.parse(Map.of("iopsFloor", "100", "bpsFloor", "50Mi")).guarantee();
         assertEquals(0.75, both.share(mixed), 1e-9);
     }

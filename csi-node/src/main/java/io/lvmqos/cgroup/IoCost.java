@@ -69,6 +69,21 @@ public final class IoCost {
         return now;
     }
 
+    /**
+     * Turns io.cost off for the disk ({@code enable=0}), keeping its other QoS settings in the
+     * kernel; a calibration does this so that what it measures is the disk, not the model.
+     */
+    public void disable(DeviceNumber disk) {
+        CgroupFiles.write(root.resolve(QOS_FILE), disk + " enable=0");
+    }
+
+    /** Writes back a QoS line as {@link #qos} read it, {@code enable} included. */
+    public void restoreQos(DeviceNumber disk, Map<String, String> qos) {
+        StringBuilder line = new StringBuilder(disk.toString());
+        qos.forEach((key, value) -> line.append(' ').append(key).append('=').append(value));
+        CgroupFiles.write(root.resolve(QOS_FILE), line.toString());
+    }
+
     private Optional<Map<String, String>> line(String file, DeviceNumber disk) {
         String text = CgroupFiles.read(root.resolve(file)).orElse("");
         for (String line : text.split("\n")) {

@@ -1,5 +1,7 @@
 package io.lvmqos.metrics;
 
+import io.lvmqos.cgroup.IoCounters;
+import io.lvmqos.cgroup.IoPressure;
 import io.lvmqos.device.DeviceNumber;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -35,23 +35,28 @@ final class LvmCollector implements MultiCollector {
     static final String FLOOR_BPS_PROMISED = "lvmqos_floor_promised_bytes_per_second";
     static final String CAPACITY_IOPS = "lvmqos_floor_capacity_iops";
     static final String CAPACITY_BPS = "lvmqos_floor_capacity_bytes_per_second";
+    static final String MODEL_TRUSTED = "lvmqos_io_cost_model_trusted";
+    static final String FLOORS_UNMET = "lvmqos_floors_unmet";
 
     private final LvmReports reports;
     private final GuaranteePolicy guarantees;
     private final Supplier<List<ManagedVolume>> volumes;
+    private final Supplier<Map<String, Long>> floorsUnmet;
 
     /**
      * @param volumes the volume index: the floors promised are read from it, so a scrape right after
      *     a CreateVolume or DeleteVolume counts it, with no lvm
      */
-    LvmCollector(LvmReports reports, GuaranteePolicy guarantees, Supplier<List<ManagedVolume>> volumes) {
+    LvmCollector(LvmReports reports, GuaranteePolicy guarantees, Supplier<List<ManagedVolume>> volumes,
+                 Supplier<Map<String, Long>> floorsUnmet) {
         this.reports = reports;
         this.guarantees = guarantees;
         this.volumes = volumes;
+        this.floorsUnmet = floorsUnmet;
     }
 
     LvmCollector(LvmReports reports) {
-        this(reports, GuaranteePolicy.NONE, List::of);
+        this(reports, GuaranteePolicy.NONE, List::of, Map::of);
     }
 
     @Override
@@ -76,9 +81,21 @@ final class LvmCollector implements MultiCollector {
         var promisedBps = GaugeSnapshot.builder().name(FLOOR_BPS_PROMISED)
                 .help("Byte-rate floors promised to the group's volumes (their LV tags), reads and writes together");
         var capacityIops = GaugeSnapshot.builder().name(CAPACITY_IOPS)
-                .help("IOPS the operator declared the group's disk does (--io-capacity), which floors are admitted against");
+                .help("IOPS of the slower direction of the group's disk, which floors are admitted against: its io.cost"
+                        + " model's random IOPS at the lowest vrate");
         var capacityBps = GaugeSnapshot.builder().name(CAPACITY_BPS)
-                .help("Bytes per second the operator declared the group's disk does (--io-capacity)");
+                .help("Bytes per second of the slower direction of the group's disk, which floors are admitted"
+                        + " against: its io.cost model's sequential rate at the lowest vrate");
+        var modelTrusted = GaugeSnapshot.builder().name(MODEL_TRUSTED)
+                .help("1 when io.cost runs on the group's disk with a model the driver trusts (the operator's or"
+                        + " a calibration's), 0 when the operator asked io.cost for the group (--io-cost) but it"
+                        + " could not be kept there (no trusted model: run lvmqos calibrate; see the plugin's log),"
+                        + " so its weights and floors are refused");
+        var unmet = GaugeSnapshot.builder().name(FLOORS_UNMET)
+                .help("Volumes of the group short of a floor now: over the last 10 s their pod waited for I/O at"
+                        + " least half the time and got less than 90% of the floor (the volume's condition in"
+                        + " NodeGetVolumeStats says which floor and by how much); the disk does less than its model");
+        Map<String, Long> unmetNow = floorsUnmet.get();
         Map<String, List<Guarantee>> byGroup = new HashMap<>();
         for (ManagedVolume volume : volumes.get()) {
             if (volume.id().kind() == VolumeId.Kind.VOLUME && volume.qos().guarantee().hasFloor()) {
@@ -95,6 +112,13 @@ final class LvmCollector implements MultiCollector {
             }
             declared.iops().ifPresent(iops -> capacityIops.dataPoint(gauge(group, iops)));
             declared.bps().ifPresent(bps -> capacityBps.dataPoint(gauge(group, bps)));
+            String name = report.group().name();
+            if (guarantees.ioCostEnabled(name) || guarantees.refusalOf(name).isPresent()) {
+                modelTrusted.dataPoint(gauge(group, guarantees.ioCostEnabled(name) ? 1 : 0));
+            }
+            if (guarantees.ioCostEnabled(name)) {
+                unmet.dataPoint(gauge(group, unmetNow.getOrDefault(name, 0L)));
+            }
             vgSize.dataPoint(gauge(group, report.group().sizeBytes()));
             vgFree.dataPoint(gauge(group, report.group().freeBytes()));
             for (LogicalVolume pool : report.thinPools()) {
@@ -111,7 +135,7 @@ final class LvmCollector implements MultiCollector {
                 .dataPoint(gauge(Labels.EMPTY, latest.get().takenAt().toEpochMilli() / 1e3));
         return VolumeCollector.nonEmpty(vgSize.build(), vgFree.build(), poolSize.build(), poolData.build(),
                 poolMetadata.build(), poolOutOfSpace.build(), reportTime.build(), promisedIops.build(),
-                promisedBps.build(), capacityIops.build(), capacityBps.build());
+                promisedBps.build(), capacityIops.build(), capacityBps.build(), modelTrusted.build(), unmet.build());
     }
 
     private static void ratio(GaugeSnapshot.Builder family, Labels labels, OptionalDouble percent) {

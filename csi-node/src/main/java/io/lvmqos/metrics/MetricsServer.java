@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +51,8 @@ public final class MetricsServer implements AutoCloseable {
      */
     public static MetricsServer start(InetSocketAddress address, VolumeCatalog catalog, Lvm lvm, MountTable mountTable,
                                       Path kubeletDir, PodCgroups cgroups, VolumeConditions conditions,
-                                      GuaranteePolicy guarantees) throws IOException {
+                                      GuaranteePolicy guarantees, Supplier<Map<String, Long>> floorsUnmet)
+            throws IOException {
         PrometheusRegistry registry = new PrometheusRegistry();
         RpcMetrics.shared().register(registry);
         FreezeMetrics.shared().register(registry);
@@ -57,7 +60,7 @@ public final class MetricsServer implements AutoCloseable {
                 catalog.node(), catalog.volumeGroups(), catalog::find);
         registry.register(new VolumeCollector(published, cgroups, new CgroupIoFiles(), conditions::abnormal));
         LvmReports reports = LvmReports.of(lvm, catalog.volumeGroups());
-        registry.register(new LvmCollector(reports, guarantees, catalog::indexed));
+        registry.register(new LvmCollector(reports, guarantees, catalog::indexed, floorsUnmet));
         MetricsServer server = new MetricsServer(listen(address, registry), Optional.of(reports));
         log.info("serving metrics on http://{}:{}/metrics", address.getAddress().getHostAddress(), server.port());
         return server;

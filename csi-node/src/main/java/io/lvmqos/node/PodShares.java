@@ -6,6 +6,7 @@ import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BackingDisks;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.guarantee.FloorWatch;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.volume.Guarantee;
 import io.lvmqos.volume.GuaranteePolicy;
@@ -13,6 +14,7 @@ import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.PodLimitsApplier;
 import io.lvmqos.volume.QosParameters;
 import io.lvmqos.volume.VolumeCatalog;
+import io.lvmqos.volume.VolumeId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -63,6 +65,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
     private final IoCost ioCost;
     private final BackingDisks disks;
     private final GuaranteePolicy policy;
+    private final FloorWatch floorWatch;
     /** The cgroups this process last gave a line on each disk: where to look for lines no longer needed. */
     private final Map<DeviceNumber, Set<Path>> written = new HashMap<>();
     private final ScheduledExecutorService rebalancer = Executors.newSingleThreadScheduledExecutor(
@@ -70,7 +73,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
     private boolean warnedOnce;
 
     public PodShares(VolumeCatalog catalog, PodLimits pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
-                     IoCost ioCost, BackingDisks disks, GuaranteePolicy policy) {
+                     IoCost ioCost, BackingDisks disks, GuaranteePolicy policy, FloorWatch floorWatch) {
         this.catalog = catalog;
         this.pods = pods;
         this.cgroups = cgroups;
@@ -79,6 +82,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
         this.ioCost = ioCost;
         this.disks = disks;
         this.policy = policy;
+        this.floorWatch = floorWatch;
     }
 
     /** Starts working out the weights of disks with floors again every {@link #REBALANCE_PERIOD}; a no-op without io.cost. */
@@ -104,9 +108,8 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
                     disksOf(volume).ifPresent(floored::addAll);
                 }
             }
-            if (!floored.isEmpty()) {
-                rebalance(floored, Set.of());
-            }
+            List<FloorWatch.FlooredPod> pods = floored.isEmpty() ? List.of() : rebalance(floored, Set.of(), null);
+            floorWatch.observe(floored, pods);
             warnedOnce = false;
         } catch (RuntimeException e) {
             if (!warnedOnce) {
@@ -190,7 +193,9 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
      * @param modified a volume as a change of class is about to make it, in place of the index's copy
      *     (the change reaches the pods before LVM records it); null for the index as it is
      */
-    private synchronized void rebalance(Set<DeviceNumber> under, Set<Path> alsoOurs, ManagedVolume modified) {
+    private synchronized List<FloorWatch.FlooredPod> rebalance(Set<DeviceNumber> under, Set<Path> alsoOurs,
+                                                               ManagedVolume modified) {
+        List<FloorWatch.FlooredPod> floored = new ArrayList<>();
         MountTable.Snapshot table = mountTable.snapshot();
         List<ManagedVolume> volumes = new ArrayList<>(catalog.indexed());
         if (modified != null) {
@@ -198,7 +203,9 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
             volumes.add(modified);
         }
         for (DeviceNumber disk : under) {
-            Map<Path, ShareCalculator.Claim> claims = claimsOn(disk, table, volumes);
+            List<Use> uses = usesOn(disk, table, volumes);
+            floored.addAll(flooredPods(disk, uses));
+            Map<Path, ShareCalculator.Claim> claims = claimsOn(uses);
             ShareCalculator.Result result = ShareCalculator.weights(weights.root(), disk, claims.values(), tree());
             Set<Path> ours = new LinkedHashSet<>(written.getOrDefault(disk, Set.of()));
             for (Path cgroup : claims.keySet()) {
@@ -234,29 +241,59 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
                 log.info("io.cost weights on disk {}: {}", disk, result.weights());
             }
         }
+        return floored;
     }
 
-    /** One claim per pod using a volume with a guarantee on the disk: its largest weight, its floors' share summed. */
-    private Map<Path, ShareCalculator.Claim> claimsOn(DeviceNumber disk, MountTable.Snapshot table,
-                                                      List<ManagedVolume> volumes) {
-        Map<Path, Integer> weightOf = new LinkedHashMap<>();
-        Map<Path, Double> shareOf = new LinkedHashMap<>();
+    /** The pods among {@code uses} with floors on the disk, each with its floored volumes' floors summed. */
+    private static List<FloorWatch.FlooredPod> flooredPods(DeviceNumber disk, List<Use> uses) {
+        Map<Path, List<Use>> byCgroup = new LinkedHashMap<>();
+        for (Use use : uses) {
+            if (use.volume().qos().guarantee().hasFloor()) {
+                byCgroup.computeIfAbsent(use.cgroup(), c -> new ArrayList<>()).add(use);
+            }
+        }
+        List<FloorWatch.FlooredPod> floored = new ArrayList<>();
+        byCgroup.forEach((cgroup, podUses) -> {
+            FloorWatch.Floors floors = FloorWatch.Floors.NONE;
+            List<VolumeId> ids = new ArrayList<>();
+            for (Use use : podUses) {
+                floors = floors.plus(FloorWatch.Floors.of(use.volume().qos().guarantee()));
+                ids.add(use.volume().id());
+            }
+            floored.add(new FloorWatch.FlooredPod(podUses.getFirst().podUid(), cgroup, disk,
+                    podUses.getFirst().volume().id().volumeGroup(), List.copyOf(ids), floors));
+        });
+        return floored;
+    }
+
+    /** A pod using a volume with a guarantee on a disk. */
+    private record Use(String podUid, Path cgroup, ManagedVolume volume) {
+    }
+
+    /** Every pod (with its cgroup found) using a volume with a guarantee on the disk, once per volume. */
+    private List<Use> usesOn(DeviceNumber disk, MountTable.Snapshot table, List<ManagedVolume> volumes) {
+        List<Use> uses = new ArrayList<>();
         for (ManagedVolume volume : volumes) {
-            Guarantee guarantee = volume.qos().guarantee();
-            if (guarantee.isNone() || !disksOf(volume).map(d -> d.contains(disk)).orElse(false)) {
+            if (volume.qos().guarantee().isNone() || !disksOf(volume).map(d -> d.contains(disk)).orElse(false)) {
                 continue;
             }
             DeviceNumber device = DeviceNumber.of(volume.devicePath());
-            double share = policy.declared(volume.id().volumeGroup()).share(guarantee);
             for (String pod : pods.podsUsing(table, device, Optional.of(pods.deviceNodeRoot(volume.devicePath())))) {
-                Optional<Path> cgroup = cgroups.find(pod).cgroup();
-                if (cgroup.isEmpty()) {
-                    continue;
-                }
-                int weight = guarantee.weight().orElse(0);
-                weightOf.merge(cgroup.get(), weight, Math::max);
-                shareOf.merge(cgroup.get(), share, Double::sum);
+                cgroups.find(pod).cgroup().ifPresent(cgroup -> uses.add(new Use(pod, cgroup, volume)));
             }
+        }
+        return uses;
+    }
+
+    /** One claim per pod using a volume with a guarantee on the disk: its largest weight, its floors' share summed. */
+    private Map<Path, ShareCalculator.Claim> claimsOn(List<Use> uses) {
+        Map<Path, Integer> weightOf = new LinkedHashMap<>();
+        Map<Path, Double> shareOf = new LinkedHashMap<>();
+        for (Use use : uses) {
+            Guarantee guarantee = use.volume().qos().guarantee();
+            double share = policy.declared(use.volume().id().volumeGroup()).share(guarantee);
+            weightOf.merge(use.cgroup(), guarantee.weight().orElse(0), Math::max);
+            shareOf.merge(use.cgroup(), share, Double::sum);
         }
         Map<Path, ShareCalculator.Claim> claims = new LinkedHashMap<>();
         weightOf.forEach((cgroup, weight) -> claims.put(cgroup, new ShareCalculator.Claim(cgroup,

@@ -10,10 +10,12 @@ import io.lvmqos.mount.FilesystemUsage;
 import io.lvmqos.mount.PinnedMount;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.ThinPoolSpace;
+import io.lvmqos.volume.VolumeId;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * NodeGetVolumeStats: usage of the filesystem at a volume path (fstatfs(2) on the pinned mount's
@@ -37,11 +39,15 @@ public final class VolumeStats {
     private final Path dd;
     private final VolumeConditions conditions;
     private final ThinPoolSpace pools;
+    private final Function<VolumeId, Optional<String>> floorShortfall;
 
-    public VolumeStats(CommandRunner runner, VolumeConditions conditions, ThinPoolSpace pools) {
+    /** @param floorShortfall why a volume's floor is not being kept now, if it is not (FloorWatch) */
+    public VolumeStats(CommandRunner runner, VolumeConditions conditions, ThinPoolSpace pools,
+                       Function<VolumeId, Optional<String>> floorShortfall) {
         this.runner = runner;
         this.conditions = conditions;
         this.pools = pools;
+        this.floorShortfall = floorShortfall;
         this.dd = CommandRunner.locate("dd");
     }
 
@@ -68,7 +74,8 @@ public final class VolumeStats {
                     && mount.get().isDeviceNode() ? "published" : "mounted") + " at " + path
                     + mount.map(m -> " (" + m.entry().source() + " " + m.device() + " is)").orElse(""));
         }
-        Optional<String> poolProblem = pools.problem(volume);
+        Optional<String> poolProblem = pools.problem(volume)
+                .or(() -> floorShortfall.apply(volume.id()).map(why -> "a floor of the volume is not being kept: " + why));
         if (mount.get().isDeviceNode()) {
             // a raw block publish: the bind mount of the device node, and the device itself, are what to check
             return answer.addUsage(Csi.VolumeUsage.newBuilder().setUnit(Csi.VolumeUsage.Unit.BYTES)

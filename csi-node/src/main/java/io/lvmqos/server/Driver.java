@@ -19,6 +19,8 @@ import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.group.GroupControllerService;
 import io.lvmqos.group.GroupSnapshots;
+import io.lvmqos.guarantee.FloorWatch;
+import io.lvmqos.guarantee.IoCostModels;
 import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
 import io.lvmqos.kube.VolumeAttributesWatcher;
@@ -41,6 +43,7 @@ import io.lvmqos.node.PodShares;
 import io.lvmqos.node.Publishes;
 import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.node.VolumeStats;
+import io.lvmqos.volume.DiskCapacity;
 import io.lvmqos.volume.GuaranteePolicy;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
@@ -50,7 +53,10 @@ import io.lvmqos.volume.ThinPoolSpace;
 import io.lvmqos.volume.VolumeCatalog;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -93,8 +99,9 @@ public final class Driver {
         BackingDisks backingDisks = new BackingDisks(Path.of("/sys"));
         IoCost ioCost = new IoCost(settings.cgroupRoot());
         GuaranteePolicy guarantees = enableIoCost(settings, lvm, ioCost, backingDisks, podCgroups);
+        FloorWatch floorWatch = new FloorWatch(FloorWatch.cgroupFs(Path.of("/sys"), Clock.systemUTC()));
         PodShares podShares = new PodShares(catalog, podLimits, podCgroups, mountTable,
-                new IoWeights(settings.cgroupRoot()), ioCost, backingDisks, guarantees);
+                new IoWeights(settings.cgroupRoot()), ioCost, backingDisks, guarantees, floorWatch);
         // the controller and the node are one process: a change of limits reaches the pods directly
         PodLimitsApplier pods = volume -> {
             podLimits.applyToPodsUsing(volume);
@@ -109,7 +116,7 @@ public final class Driver {
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
                 BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
                 new Publishes(kubeletPaths, mounter, mountTable, Path.of("/dev")), podShares,
-                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm)), locks);
+                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm), floorWatch::unmet), locks);
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),
@@ -123,7 +130,7 @@ public final class Driver {
         // before the socket: an address that cannot be bound stops the start, loudly
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
-                        kubeletPaths.root(), podCgroups, conditions, guarantees));
+                        kubeletPaths.root(), podCgroups, conditions, guarantees, floorWatch::unmetByGroup));
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
@@ -218,9 +225,14 @@ public final class Driver {
 
     /**
      * Turns io.cost on for the disks of the groups the operator named, before the socket opens, and
-     * answers which guarantees this node can keep. Failing that, the node still serves caps and
-     * refuses guarantees with the reason, rather than not starting: the caps of every other volume
-     * on the node must not go with it.
+     * answers which guarantees this node can keep. A group's disk gets io.cost only with a model the
+     * driver can trust: the operator's (--io-cost-model) or one {@code lvmqos calibrate} measured and
+     * recorded in the group's tag. With neither, io.cost is left off there (the kernel's own model,
+     * pinned, can cap the whole disk below what it does, or promise more than it does) and the
+     * group's weights and floors are refused, naming the command to run. Floors are admitted against
+     * the model as the kernel holds it, scaled by the lowest vrate io.cost may use: one capacity,
+     * which --io-capacity, if given, must agree with. A group that fails any of this keeps serving
+     * caps; so does the node when io.cost cannot be had at all.
      */
     private static GuaranteePolicy enableIoCost(DriverSettings settings, Lvm lvm, IoCost ioCost, BackingDisks disks,
                                                 PodCgroups podCgroups) {
@@ -228,30 +240,40 @@ public final class Driver {
         if (asked.groups().isEmpty()) {
             return GuaranteePolicy.NONE;
         }
-        try {
-            if (podCgroups.mode() != CgroupMode.V2) {
-                throw DriverException.failedPrecondition("this node runs cgroup v1, which has no io.cost and no"
-                        + " io.weight");
-            }
-            for (String group : asked.groups()) {
-                List<Path> pvs = lvm.physicalVolumes(group);
-                if (pvs.isEmpty()) {
-                    throw DriverException.failedPrecondition("volume group " + group + " has no physical volume here");
-                }
-                for (Path pv : pvs) {
-                    for (DeviceNumber disk : disks.of(DeviceNumber.of(pv))) {
-                        Map<String, String> qos = ioCost.enable(disk, asked.modelFor(group), asked.qosFor(group));
-                        log.info("io.cost on disk {} (volume group {}, physical volume {}): qos {}, model {}", disk,
-                                group, pv, qos, ioCost.model(disk).map(Object::toString).orElse("the kernel's"));
-                    }
-                }
-            }
-            return new GuaranteePolicy(Set.copyOf(asked.groups()), asked.capacities(), Optional.empty());
-        } catch (RuntimeException e) {
-            log.error("io.cost could not be enabled for volume groups {}: {}; weights and floors are refused on this"
-                    + " node, caps still work", asked.groups(), e.getMessage());
-            return GuaranteePolicy.none("io.cost could not be enabled at start: " + e.getMessage());
+        if (podCgroups.mode() != CgroupMode.V2) {
+            return refusedEverywhere(asked, "this node runs cgroup v1, which has no io.cost and no io.weight");
         }
+        if (!ioCost.available()) {
+            return refusedEverywhere(asked, "this kernel has no io.cost (" + settings.cgroupRoot().resolve("io.cost.qos")
+                    + " does not exist: CONFIG_BLK_CGROUP_IOCOST is off)");
+        }
+        IoCostModels models = new IoCostModels(lvm, disks, ioCost, Path.of("/sys"));
+        Set<String> enabled = new LinkedHashSet<>();
+        Map<String, DiskCapacity> capacities = new LinkedHashMap<>();
+        Map<String, String> refusals = new LinkedHashMap<>();
+        for (String group : asked.groups()) {
+            try {
+                IoCostModels.Enabled done = models.enable(group, asked.modelFor(group), asked.qosFor(group),
+                        Optional.ofNullable(asked.capacities().get(group)));
+                enabled.add(group);
+                capacities.put(group, done.capacity());
+                log.info("io.cost on volume group {}: {}", group, done);
+            } catch (IoCostModels.Untrusted e) {
+                refusals.put(group, e.getMessage());
+                log.warn("weights and floors are refused on volume group {}: {}", group, e.getMessage());
+            } catch (RuntimeException e) {
+                refusals.put(group, "io.cost could not be enabled at start: " + e.getMessage());
+                log.error("io.cost could not be enabled for volume group {}: {}; weights and floors are refused there,"
+                        + " caps still work", group, e.getMessage());
+            }
+        }
+        return new GuaranteePolicy(enabled, capacities, refusals, Optional.empty());
+    }
+
+    private static GuaranteePolicy refusedEverywhere(IoCostSettings asked, String why) {
+        log.error("io.cost cannot be enabled for volume groups {}: {}; weights and floors are refused on this node, caps"
+                + " still work", asked.groups(), why);
+        return GuaranteePolicy.none("io.cost could not be enabled at start: " + why);
     }
 
     /** A method of its own, so that the Kubernetes client's classes are loaded only when the flag is on. */

@@ -22,7 +22,8 @@ import java.util.Properties;
 public final class Main {
 
     static final CommandLineParser COMMAND_LINE = new CommandLineParser("lvmqos",
-            "CSI driver for local LVM volumes with per-volume I/O limits on the consuming pod.", List.of(
+            "CSI driver for local LVM volumes with per-volume I/O limits on the consuming pod. `lvmqos calibrate"
+                    + " --help` tells how to measure a disk's io.cost model for ioWeight and floors.", List.of(
             Option.value("--endpoint", "URL", "unix:///csi/csi.sock", "CSI endpoint, unix:///path/to/csi.sock"),
             Option.value("--node-id", "NAME", "this node's name (Kubernetes node name); required"),
             Option.value("--driver-name", "NAME", "lvmqos.csi.io", "CSI driver name"),
@@ -47,12 +48,14 @@ public final class Main {
                     + " the whole disk, every workload on it (default: off)"),
             Option.repeatable("--io-cost-model", "VG:MODEL", "the io.cost.model settings for that group's disks, such"
                     + " as lvmqos:ctrl=user model=linear rbps=200000000 rseqiops=380 rrandiops=380 wbps=200000000"
-                    + " wseqiops=380 wrandiops=380 (default: the kernel's own model)"),
+                    + " wseqiops=380 wrandiops=380 (default: the model lvmqos calibrate recorded in the group's tag;"
+                    + " with neither, io.cost stays off there and its weights and floors are refused)"),
             Option.repeatable("--io-cost-qos", "VG:QOS", "the io.cost.qos settings for that group's disks (default: "
                     + IoCostSettings.DEFAULT_QOS + ")"),
-            Option.repeatable("--io-capacity", "VG:iops=N,bps=RATE", "what that group's disk does, the budget floors"
-                    + " (iopsFloor, bpsFloor and their per-direction forms) are admitted against (default: none, so"
-                    + " floors are refused)"),
+            Option.repeatable("--io-capacity", "VG:iops=N,bps=RATE", "a check of what that group's disk does: floors"
+                    + " (iopsFloor, bpsFloor and their per-direction forms) are admitted against its io.cost model"
+                    + " (random IOPS and sequential bytes/s at the lowest vrate), and a figure given here more than 10%"
+                    + " from the model's makes the group refuse guarantees (default: the model alone)"),
             Option.value("--lvm-shell-dir", "DIR", "/tmp", "a writable directory of the driver's own where the"
                     + " configuration of its long-lived lvm processes (lvm's shell mode, one command at a time) is made"),
             Option.flag("--fork-lvm", "run every lvm command as a process of its own instead of in long-lived lvm"
@@ -72,6 +75,11 @@ public final class Main {
     }
 
     private static int run(String[] args) {
+        if (args.length > 0 && args[0].equals(CalibrateCommand.NAME)) {
+            // lvm's and the driver's own log lines would interleave with the measurement's progress
+            Logging.configure(Logging.Level.parse("warn"), false);
+            return CalibrateCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err);
+        }
         try {
             switch (COMMAND_LINE.parse(args)) {
                 case CommandLineParser.Help help -> {
@@ -106,6 +114,11 @@ public final class Main {
     /** The option names the plugin accepts, --help and --version aside: the deploy tests check the DaemonSet's. */
     public static List<String> optionNames() {
         return COMMAND_LINE.optionNames();
+    }
+
+    /** The option names {@code lvmqos calibrate} accepts: the deploy tests check the chart's init step's. */
+    public static List<String> calibrateOptionNames() {
+        return CalibrateCommand.COMMAND_LINE.optionNames();
     }
 
     /**
@@ -198,7 +211,7 @@ public final class Main {
                 lvmShellDir);
     }
 
-    private static Path absolutePath(CommandLineParser.Run given, String name) throws UsageException {
+    static Path absolutePath(CommandLineParser.Run given, String name) throws UsageException {
         String value = given.value(name).orElseThrow();
         try {
             Path path = Path.of(value);

@@ -37,12 +37,12 @@ class IoCostSettingsTest {
         assertEquals(List.of("fast"), ioCost.groups());
         assertEquals(Optional.of("ctrl=user model=linear rrandiops=380 wrandiops=380"), ioCost.modelFor("fast"));
         assertEquals("ctrl=user min=50 max=150", ioCost.qosFor("fast"));
-        assertEquals(new DiskCapacity(OptionalLong.of(400), OptionalLong.of(200L << 20)), ioCost.capacities().get("fast"));
+        assertEquals(DiskCapacity.symmetric(OptionalLong.of(400), OptionalLong.of(200L << 20)), ioCost.capacities().get("fast"));
     }
 
     @Test
     void theDefaultQosPinsTheVrate() {
-        assertTrue(settings("--io-cost", "fast").ioCost().qosFor("fast").contains("min=100 max=100"));
+        assertTrue(settings("--io-cost", "fast").ioCost().qosFor("fast").contains("min=95 max=95"));
     }
 
     @ParameterizedTest

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * Weights and floors through the driver's own parameters, in the node whose kernel has io.cost
  * (Debian's stock kernel under qemu): {@link GuaranteeCheck} in one boot, its figures printed from
- * the run's guarantee.txt. The disk is throttled by qemu to {@value GuaranteeCheck#DISK_IOPS} IOPS,
- * the figure the driver is told the disk does.
+ * the run's guarantee.txt. The disk is throttled by qemu to {@value GuaranteeCheck#DISK_IOPS} IOPS;
+ * the driver is told nothing of it: {@code lvmqos calibrate} measures the disk in the node first.
  */
 class GuaranteeIT {
 

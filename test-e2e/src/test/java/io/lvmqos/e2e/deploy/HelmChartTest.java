@@ -175,6 +175,44 @@ class HelmChartTest {
         assertTrue(HelmChart.refusal(badCapacity).orElse("").contains("capacity"), HelmChart.refusal(badCapacity).toString());
     }
 
+    /**
+     * The opt-in calibration: one init step per io.cost group, after the LVM configuration is made,
+     * with the plugin's image, mounts and privileges, every argument one `lvmqos calibrate` takes,
+     * and the two flags that keep a refused measurement from holding the plugin back.
+     */
+    @Test
+    void calibrationIsAnOptInInitStepPerIoCostGroup(@TempDir Path dir) {
+        Path off = HelmChart.valuesFile(dir, "off", Map.of("ioCost", Map.of("volumeGroups", List.of("lvmqos"))));
+        assertTrue(new NodePod(DeployTree.only(HelmChart.template(off), "DaemonSet")).initContainers().stream()
+                .noneMatch(c -> NodePod.name(c).startsWith("calibrate")), "off unless asked for");
+        Path on = HelmChart.valuesFile(dir, "on", Map.of("volumeGroups", List.of("lvmqos", "fast"),
+                "ioCost", Map.of("volumeGroups", List.of("lvmqos", "fast"), "calibrate",
+                        Map.of("enabled", true, "size", "4Gi", "seconds", 5))));
+        NodePod pod = new NodePod(DeployTree.only(HelmChart.template(on), "DaemonSet"));
+        List<String> order = pod.initContainers().stream().map(NodePod::name).toList();
+        assertEquals(List.of("lvm-config", "calibrate-0", "calibrate-1"), order, "the LVM configuration comes first");
+        List<String> known = io.lvmqos.server.Main.calibrateOptionNames();
+        for (int i = 0; i < 2; i++) {
+            YamlNode step = pod.container("calibrate-" + i);
+            List<String> args = NodePod.args(step);
+            assertEquals("calibrate", args.getFirst());
+            assertEquals(Optional.of(i == 0 ? "lvmqos" : "fast"), NodePod.flag(step, "--volume-group"));
+            assertEquals(Optional.of("4Gi"), NodePod.flag(step, "--size"));
+            assertEquals(Optional.of("5"), NodePod.flag(step, "--seconds"));
+            assertTrue(args.containsAll(List.of("--if-uncalibrated", "--never-fail")), args.toString());
+            for (String flag : NodePod.flagNames(step)) {
+                assertTrue(known.contains(flag), flag + " is not an option of lvmqos calibrate: " + known);
+            }
+            assertEquals(pod.plugin().get("image").text(), step.get("image").text());
+            for (String path : List.of("/dev", "/host/sys/fs/cgroup", "/run/lvm", "/run/lock/lvm", "/etc/lvm/lvm.conf")) {
+                assertTrue(NodePod.mountAt(step, path).isPresent(), "calibrate-" + i + " mounts " + path);
+            }
+        }
+        Path badSize = HelmChart.valuesFile(dir, "size", Map.of("ioCost", Map.of("volumeGroups", List.of("lvmqos"),
+                "calibrate", Map.of("enabled", true, "size", "2G"))));
+        assertTrue(HelmChart.refusal(badSize).orElse("").contains("size"), HelmChart.refusal(badSize).toString());
+    }
+
     @Test
     void theOperatorsRepositoryIsRunWithTheChartsAppVersion() {
         NodePod pod = new NodePod(DeployTree.only(HelmChart.template(), "DaemonSet"));

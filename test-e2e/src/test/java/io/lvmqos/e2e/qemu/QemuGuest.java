@@ -151,13 +151,16 @@ public final class QemuGuest {
         }
         boolean exited;
         int linesBeforeDump = -1;
+        Thread monitorRequests = QemuMonitorRequests.serve(GuestRunDir.outDir(runDir), qemu::type);
         try {
             exited = qemu.awaitExit(timeout);
+            monitorRequests.interrupt();
             if (!exited) {
                 linesBeforeDump = qemu.console().size();
                 dumpGuestTasks(qemu);
             }
         } finally {
+            monitorRequests.interrupt();
             qemu.close(); // kills a guest that outran the timeout
         }
         int exitValue = exited ? qemu.exitValue() : -1;

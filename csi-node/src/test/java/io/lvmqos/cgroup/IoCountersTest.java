@@ -1,4 +1,4 @@
-package io.lvmqos.metrics;
+package io.lvmqos.cgroup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package io.lvmqos.metrics;
+package io.lvmqos.cgroup;
 
 import io.lvmqos.device.DeviceNumber;
 import java.util.Map;
@@ -8,9 +8,9 @@ import java.util.TreeMap;
  * What a cgroup has done on one device since the cgroup was made, as the kernel counts it after
  * throttling: bytes and I/O operations read and written.
  */
-record IoCounters(long readBytes, long writeBytes, long readOps, long writeOps) {
+public record IoCounters(long readBytes, long writeBytes, long readOps, long writeOps) {
 
-    static final IoCounters ZERO = new IoCounters(0, 0, 0, 0);
+    public static final IoCounters ZERO = new IoCounters(0, 0, 0, 0);
 
     public IoCounters {
         if (readBytes < 0 || writeBytes < 0 || readOps < 0 || writeOps < 0) {
@@ -27,7 +27,7 @@ record IoCounters(long readBytes, long writeBytes, long readOps, long writeOps) 
      *
      * @throws IllegalArgumentException when the device's line is malformed
      */
-    static IoCounters fromIoStat(String ioStat, DeviceNumber device) {
+    public static IoCounters fromIoStat(String ioStat, DeviceNumber device) {
         String prefix = device + " ";
         for (String line : ioStat.split("\n")) {
             if (!line.startsWith(prefix)) {
@@ -54,7 +54,7 @@ record IoCounters(long readBytes, long writeBytes, long readOps, long writeOps) 
      * and {@code blkio.throttle.io_serviced} (or their {@code _recursive} forms):
      * {@code 253:3 Read 1048576}. A device the cgroup has not used is not listed: zero.
      */
-    static IoCounters fromBlkio(String serviceBytes, String serviced, DeviceNumber device) {
+    public static IoCounters fromBlkio(String serviceBytes, String serviced, DeviceNumber device) {
         long[] bytes = readWrite(serviceBytes, device);
         long[] ops = readWrite(serviced, device);
         return new IoCounters(bytes[0], bytes[1], ops[0], ops[1]);

@@ -1,4 +1,4 @@
-package io.lvmqos.metrics;
+package io.lvmqos.cgroup;
 
 import java.util.OptionalLong;
 
@@ -11,14 +11,14 @@ import java.util.OptionalLong;
  * @param someMicros the "some" line's total
  * @param fullMicros the "full" line's total, if the kernel printed one
  */
-record IoPressure(long someMicros, OptionalLong fullMicros) {
+public record IoPressure(long someMicros, OptionalLong fullMicros) {
 
     /**
      * Parses {@code some avg10=0.00 avg60=0.00 avg300=0.00 total=123\nfull avg10=... total=45}.
      *
      * @throws IllegalArgumentException when there is no "some" line with a total
      */
-    static IoPressure parse(String text) {
+    public static IoPressure parse(String text) {
         OptionalLong some = OptionalLong.empty();
         OptionalLong full = OptionalLong.empty();
         for (String line : text.split("\n")) {

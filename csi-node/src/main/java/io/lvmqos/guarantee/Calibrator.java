@@ -41,6 +41,8 @@ public final class Calibrator {
     /** Marks the LV as the calibration's, so that one a killed run left is known and removed. */
     static final String LV_TAG = "lvmqos.calibration";
     static final int BUSY_MARGIN_PERCENT = 10;
+    /** How much slower the second half of a workload may run than the first before only it counts. */
+    static final int SLOWED_PERCENT = 10;
     static final int SMALL_BLOCK = 4096;
     static final int DEPTH = 64;
 
@@ -145,7 +147,8 @@ public final class Calibrator {
                 Result result = bench.run(device, request.sizeBytes(), workload, request.perWorkload());
                 DiskQueue.Counters done = queue.counters().minus(before);
                 requireIdle(disk, workload, result, done);
-                long figure = Math.round(workload.key().endsWith("bps") ? result.bps() : result.iops());
+                Result counted = steady(workload, result);
+                long figure = Math.round(workload.key().endsWith("bps") ? counted.bps() : counted.iops());
                 if (figure <= 0) {
                     throw DriverException.failedPrecondition(workload.key() + " measured as 0 on disk " + disk + ": "
                             + result.operations() + " operations in " + result.elapsed().toMillis() + " ms");
@@ -167,6 +170,23 @@ public final class Calibrator {
             lvm.remove(request.volumeGroup(), LV_NAME);
             progress.accept("removed " + request.volumeGroup() + "/" + LV_NAME);
         }
+    }
+
+    /**
+     * The part of a workload's run that tells what the disk sustains: all of it, or its second half
+     * when the disk slowed by more than {@value #SLOWED_PERCENT}% from the first half to the second (a
+     * burst allowance spent, a cache filled), said on the terminal. A disk whose burst outlasts half
+     * the run is measured at its burst rate: run with --seconds longer than the burst.
+     */
+    private Result steady(Workload workload, Result result) {
+        if (result.lateIops() * 100 >= result.earlyIops() * (100 - SLOWED_PERCENT)) {
+            return result;
+        }
+        progress.accept(String.format("%-9s   the disk slowed while measured, %.0f then %.0f operations per second:"
+                + " the figure is the second half's; if the disk has a burst allowance longer than %d s, calibrate"
+                + " again with a longer --seconds", workload.key(), result.earlyIops(), result.lateIops(),
+                result.elapsed().toSeconds() / 2));
+        return result.late();
     }
 
     /**

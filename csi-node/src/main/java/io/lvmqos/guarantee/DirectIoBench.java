@@ -50,19 +50,42 @@ public final class DirectIoBench {
         }
     }
 
-    /** What a workload did: operations and bytes completed in the time it ran. */
-    public record Result(long operations, long bytes, Duration elapsed) {
+    /**
+     * What a workload did: operations completed in the time it ran, and of those the ones that
+     * completed in its second half, so that a disk whose rate fell while it ran (a burst allowance
+     * spent) shows it.
+     */
+    public record Result(long operations, int blockBytes, Duration elapsed, long lateOperations, Duration lateElapsed) {
+
+        public long bytes() {
+            return operations * blockBytes;
+        }
 
         public double iops() {
-            return operations / seconds();
+            return operations / seconds(elapsed);
         }
 
         public double bps() {
-            return bytes / seconds();
+            return bytes() / seconds(elapsed);
         }
 
-        private double seconds() {
-            return Math.max(1e-9, elapsed.toNanos() / 1e9);
+        /** Operations per second in the second half of the run. */
+        public double lateIops() {
+            return lateOperations / seconds(lateElapsed);
+        }
+
+        /** Operations per second in the first half of the run. */
+        public double earlyIops() {
+            return (operations - lateOperations) / seconds(elapsed.minus(lateElapsed));
+        }
+
+        /** The result of the second half alone. */
+        public Result late() {
+            return new Result(lateOperations, blockBytes, lateElapsed, lateOperations, lateElapsed);
+        }
+
+        private static double seconds(Duration duration) {
+            return Math.max(1e-9, duration.toNanos() / 1e9);
         }
     }
 
@@ -98,13 +121,19 @@ public final class DirectIoBench {
                     }
                 }));
             }
+            long half = start + duration.toNanos() / 2;
+            sleepUntil(half);
+            long atHalf = operations.get();
+            long halfAt = System.nanoTime();
             joinAll(threads);
-            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            long end = System.nanoTime();
+            Duration elapsed = Duration.ofNanos(end - start);
             if (failure.get() != null) {
                 throw new IOException(workload.describe() + " on " + device + " failed: " + failure.get().getMessage(),
                         failure.get());
             }
-            return new Result(operations.get(), operations.get() * workload.blockBytes(), elapsed);
+            return new Result(operations.get(), workload.blockBytes(), elapsed, operations.get() - atHalf,
+                    Duration.ofNanos(end - halfAt));
         }
     }
 
@@ -149,6 +178,18 @@ public final class DirectIoBench {
                 throw new IOException("the device ended at " + position + " bytes");
             }
             position += done;
+        }
+    }
+
+    private static void sleepUntil(long nanoTime) throws IOException {
+        try {
+            long left = nanoTime - System.nanoTime();
+            if (left > 0) {
+                Thread.sleep(Duration.ofNanos(left));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while measuring", e);
         }
     }
 

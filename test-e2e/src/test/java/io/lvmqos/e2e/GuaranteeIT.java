@@ -29,6 +29,11 @@ class GuaranteeIT {
                 .volumeGroup("lvmqos", 0)
                 .thinPool("lvmqos", "thinpool", "2G")
                 .timeout(Duration.ofMinutes(25));
+        // -Dlvmqos.guarantee.qos="ctrl=user ... min=50 max=150" measures another QoS than the default
+        String qos = System.getProperty("lvmqos.guarantee.qos", "");
+        if (!qos.isBlank()) {
+            node.env(GuaranteeCheck.QOS, qos);
+        }
         GuestJUnit.Report report = GuestJUnit.run(node, GuaranteeCheck.class);
         Path figures = report.guest().outDir().resolve("guarantee.txt");
         if (Files.exists(figures)) {

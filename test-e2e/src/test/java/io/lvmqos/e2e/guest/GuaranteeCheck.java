@@ -3,19 +3,20 @@ package io.lvmqos.e2e.guest;
 import static io.lvmqos.e2e.guest.Csi2.MIB;
 import static io.lvmqos.e2e.guest.Csi2.create;
 import static io.lvmqos.e2e.guest.Csi2.expectCode;
+import static io.lvmqos.e2e.guest.IoCostPods.diskOf;
+import static io.lvmqos.e2e.guest.IoCostPods.weightLine;
 import static io.lvmqos.e2e.uml.GuestCommand.ok;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import csi.v1.Csi;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
+import io.lvmqos.e2e.guest.IoCostPods.Published;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
-import io.lvmqos.e2e.DriverProcess;
 import io.lvmqos.e2e.qemu.QemuMonitorRequests;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
@@ -30,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -63,14 +65,24 @@ public class GuaranteeCheck {
     public static final int DISK_IOPS = 400;
     private static final String METRICS = "127.0.0.1:9811";
     private static final int FIO_SECONDS = 20;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = IoCostPods.JSON;
     private static final String TRUSTED = "lvmqos_io_cost_model_trusted";
-    /** The driver's default QoS pins io.cost's vrate here (IoCostSettings.DEFAULT_QOS). */
-    private static final int VRATE = 95;
+    /** The driver's default QoS pins io.cost's vrate here (IoCostSettings.DEFAULT_QOS); floors count at the lowest. */
+    private static final double VRATE = qos().map(q -> Double.parseDouble(CostModel.settingsOf(q).getOrDefault("min",
+            "95"))).orElse(95.0);
+
+    private static Optional<String> qos() {
+        return Optional.ofNullable(System.getenv(QOS)).filter(q -> !q.isBlank());
+    }
 
     @RegisterExtension
-    static final DriverForTheClass driver = DriverForTheClass.withGuestArgs(() -> List.of("--metrics-address", METRICS,
-            "--io-cost", GuestEnv.volumeGroup())).startedBySetUp();
+    static final DriverForTheClass driver = DriverForTheClass.withGuestArgs(() -> {
+        List<String> args = new ArrayList<>(List.of("--metrics-address", METRICS, "--io-cost", GuestEnv.volumeGroup()));
+        qos().ifPresent(qos -> args.addAll(List.of("--io-cost-qos", GuestEnv.volumeGroup() + ":" + qos)));
+        return args;
+    }).startedBySetUp();
+    /** Guest variable: io.cost QoS settings in place of the driver's default, for measuring others (GuaranteeIT). */
+    public static final String QOS = "LVMQOS_GUARANTEE_QOS";
     /** The model the calibration measured, and what floors are admitted against: its random IOPS at the lowest vrate. */
     private static CostModel calibrated;
     private static long capacityIops;
@@ -79,10 +91,6 @@ public class GuaranteeCheck {
     private static final List<String> report = new ArrayList<>();
 
     private final List<Published> published = new ArrayList<>();
-
-    /** A volume published as a raw block device into a pod of its own. */
-    record Published(Csi.Volume volume, Path staging, Path target, Pod pod) {
-    }
 
     @BeforeAll
     static void start() throws Exception {
@@ -108,7 +116,7 @@ public class GuaranteeCheck {
 
         // the calibration, as an operator runs it: the plugin's jar and JVM options, a linear LV of its own
         long started = System.nanoTime();
-        GuestCommand.Result calibration = calibrate("--volume-group", group, "--size", "512Mi", "--seconds", "5");
+        GuestCommand.Result calibration = IoCostPods.calibrate("--volume-group", group, "--size", "512Mi", "--seconds", "5");
         note("lvmqos calibrate took %.0f s:%n%s", (System.nanoTime() - started) / 1e9, calibration.stdout().strip());
         assertEquals(0, calibration.exitCode(), calibration.stdout() + calibration.stderr());
         String modelLine = calibration.stdout().lines().filter(l -> l.startsWith(wholeDisk() + " ctrl=user"))
@@ -134,15 +142,6 @@ public class GuaranteeCheck {
         capacityIops = calibrated.capacity(VRATE).iops().getAsLong();
     }
 
-    /** {@code lvmqos calibrate} run as the operator runs it: the driver's jar with the deployed JVM options. */
-    static GuestCommand.Result calibrate(String... args) throws IOException {
-        List<String> argv = new ArrayList<>(List.of(DriverProcess.javaBinary().toString()));
-        argv.addAll(DriverProcess.shippedJvmFlags());
-        argv.addAll(List.of("-jar", DriverProcess.jar().toString(), "calibrate"));
-        argv.addAll(List.of(args));
-        return GuestCommand.run(Duration.ofMinutes(5), argv);
-    }
-
     /** Whether io.cost.qos says enable=1 for the disk. */
     private static boolean ioCostOn(String disk) throws IOException {
         return Files.readAllLines(GuestEnv.cgroupRoot().resolve("io.cost.qos")).stream()
@@ -151,15 +150,7 @@ public class GuaranteeCheck {
 
     @AfterEach
     void tearDown() {
-        for (Published p : published) {
-            try {
-                Csi2.unpublishUnstageDelete(driver.client(), p.volume().getVolumeId(), p.staging(), List.of(p.target()));
-            } catch (RuntimeException e) {
-                System.err.println("cleaning up " + p.volume().getVolumeId() + ": " + e);
-            }
-            GuestPods.remove(p.pod());
-        }
-        published.clear();
+        IoCostPods.removeAll(driver.client(), published);
     }
 
     @AfterAll
@@ -175,17 +166,18 @@ public class GuaranteeCheck {
         Published heavy = publish("heavy", Map.of("lvmType", "thin", "ioWeight", "800"), QosClass.BURSTABLE);
         Published light = publish("light", Map.of("lvmType", "thin", "ioWeight", "100"), QosClass.BURSTABLE);
         String disk = diskOf(heavy);
-        assertEquals("800", weightLine(heavy.pod(), disk), "the heavy pod's own weight on the disk");
+        assertEquals("800", weightLine(heavy.pod().cgroup(), disk), "the heavy pod's own weight on the disk");
 
         List<Double> iops = contend(heavy, light);
         double ratio = iops.get(0) / iops.get(1);
         note("ioWeight 800 vs 100: %.0f vs %.0f IOPS, ratio %.2f (asked 8)", iops.get(0), iops.get(1), ratio);
-        // The weighted pod gets its whole share (8/9 of the model's random IOPS) in every run; the
-        // other gets 42 to 63 IOPS, more than its ninth, the more the host is loaded: the emulated
-        // guest's timers fire late and io.cost lets a waiting cgroup catch up. Hand-measured on a
-        // quiet host: 8.0. Held here to what every run on a busy 2-core host met.
-        assertTrue(iops.get(0) >= 0.8 * 8 / 9 * capacityIops, "the weighted pod's share: " + iops);
-        assertTrue(ratio >= 4 && ratio <= 8 * 1.15, "ratio " + ratio + " for weights 8:1: " + iops);
+        // The claim: the ratio within 15% of the weights'. With the vrate pinned at 95% of a
+        // calibrated model, 8.00 in a clean-clone run and 7.18 beside other builds on the host
+        // (2026-12-07); at 100% the shares blurred to 3.56, which is why the default is 95. A host
+        // loaded by other guests makes the emulated guest's timers fire late and the light pod catch
+        // up: run the qemu checks one at a time, as ./run-tests does.
+        assertTrue(iops.get(0) >= 0.85 * 8 / 9 * capacityIops, "the weighted pod's share: " + iops);
+        assertTrue(Math.abs(ratio - 8) <= 8 * 0.15, "ratio " + ratio + " for weights 8:1: " + iops);
 
         double alone = readIops(List.of(fioArgs(heavy.target(), "alone")), List.of(heavy.pod())).getFirst();
         note("ioWeight 800 alone: %.0f IOPS, %.0f%% of the disk with io.cost off", alone, 100 * alone / uncontrolledIops);
@@ -195,7 +187,7 @@ public class GuaranteeCheck {
         long asked = System.nanoTime();
         CompletableFuture<Long> rewritten = CompletableFuture.supplyAsync(() -> {
             try {
-                while (!"100".equals(weightLine(heavy.pod(), disk))) {
+                while (!"100".equals(weightLine(heavy.pod().cgroup(), disk))) {
                     Thread.sleep(2);
                 }
                 return System.nanoTime();
@@ -206,7 +198,7 @@ public class GuaranteeCheck {
         driver.client().controller().controllerModifyVolume(Csi.ControllerModifyVolumeRequest.newBuilder()
                 .setVolumeId(heavy.volume().getVolumeId()).putMutableParameters("ioWeight", "100").build());
         long replied = System.nanoTime();
-        assertEquals("100", weightLine(heavy.pod(), disk), "the new weight in the running pod's cgroup at the reply");
+        assertEquals("100", weightLine(heavy.pod().cgroup(), disk), "the new weight in the running pod's cgroup at the reply");
         long seen = rewritten.get(10, TimeUnit.SECONDS);
         assertTrue(seen <= replied, "the weight was rewritten only after the reply");
         note("ControllerModifyVolume ioWeight 800 -> 100: io.weight rewritten after %.0f ms (seen by a 2 ms poll),"
@@ -215,7 +207,7 @@ public class GuaranteeCheck {
         List<Double> equal = contend(heavy, light);
         double equalRatio = equal.get(0) / equal.get(1);
         note("ioWeight 100 vs 100: %.0f vs %.0f IOPS, ratio %.2f", equal.get(0), equal.get(1), equalRatio);
-        assertTrue(equalRatio >= 0.8 && equalRatio <= 1.25, "equal weights gave " + equalRatio);
+        assertTrue(Math.abs(equalRatio - 1) <= 0.15, "equal weights gave " + equalRatio);
     }
 
     @Test
@@ -233,7 +225,7 @@ public class GuaranteeCheck {
         Path kubepods = floored.pod().cgroup().getParent().getParent();
         note("floor 200 of %d IOPS: weights kubepods %s, QoS slice %s, pod %s", capacityIops,
                 weightLine(kubepods, disk), weightLine(floored.pod().cgroup().getParent(), disk),
-                weightLine(floored.pod(), disk));
+                weightLine(floored.pod().cgroup(), disk));
         List<Published> all = new ArrayList<>(List.of(floored));
         all.addAll(neighbours);
         List<Double> iops = contend(all.toArray(Published[]::new));
@@ -248,7 +240,7 @@ public class GuaranteeCheck {
         String message = refused.getStatus().getDescription();
         note("a floor that does not fit: %s", message);
         assertTrue(message.contains("promised 200 IOPS") && message.contains("asked 300 IOPS")
-                && message.contains("capacity " + capacityIops + " IOPS"), message);
+                && message.contains("capacity " + calibrated.capacity(VRATE) + " ("), message);
         assertFalse(ok("lvm", "lvs", "--noheadings", "-o", "lv_name").contains(LvmNames.volumeLvName("toomuch")),
                 "a refused create leaves no LV");
         // raising a floor beyond the disk changes nothing
@@ -276,7 +268,7 @@ public class GuaranteeCheck {
         GuestPods.remove(first.pod());
         assertEquals(null, weightLine(slice, disk), "no line is left once no floored pod is on the disk");
         Published second = publish("second", Map.of("lvmType", "thin", "iopsFloor", "300"), QosClass.BURSTABLE);
-        assertTrue(weightLine(second.pod(), disk) != null);
+        assertTrue(weightLine(second.pod().cgroup(), disk) != null);
     }
 
     @Test
@@ -325,25 +317,8 @@ public class GuaranteeCheck {
 
     private Published publish(String name, Map<String, String> parameters, QosClass qos,
                               Csi.VolumeCapability capability, long bytes) throws IOException {
-        Csi.Volume volume = driver.client().controller().createVolume(create(name, bytes, parameters).build())
-                .getVolume();
-        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/" + name + "/globalmount");
-        Files.createDirectories(staging);
-        driver.client().node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
-        Pod pod = GuestPods.create(qos);
-        Path target = capability.hasBlock() ? pod.blockPath(name) : pod.volumePath(name);
-        driver.client().node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
-                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(capability)
-                .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
-        Published p = new Published(volume, staging, target, pod);
+        Published p = IoCostPods.publish(driver.client(), name, parameters, qos, capability, bytes);
         published.add(p);
-        if (!capability.hasBlock()) {
-            return p;
-        }
-        // provisioned once, outside any pod: reads of a thin volume's unwritten blocks never reach the disk
-        ok("dd", "if=/dev/zero", "of=" + target, "bs=1M", "count=32", "oflag=direct", "status=none");
         return p;
     }
 
@@ -490,70 +465,17 @@ public class GuaranteeCheck {
         return 0;
     }
 
-    /** Every pod reads at once; their IOPS in the same order. */
+    /** Every pod reads 4 KiB at random at once; their IOPS in the same order. */
     private static List<Double> contend(Published... pods) throws IOException, InterruptedException {
-        List<List<String>> jobs = new ArrayList<>();
-        List<Pod> in = new ArrayList<>();
-        for (Published p : pods) {
-            jobs.add(fioArgs(p.target(), p.volume().getVolumeId().replaceAll("[^A-Za-z0-9]", "")));
-            in.add(p.pod());
-        }
-        return readIops(jobs, in);
+        return IoCostPods.randomReads(List.of(pods), FIO_SECONDS);
+    }
+
+    private static List<Double> readIops(List<List<String>> jobs, List<Pod> pods) throws IOException, InterruptedException {
+        return IoCostPods.readIops(jobs, pods, FIO_SECONDS);
     }
 
     static List<String> fioArgs(Path file, String name) {
-        return List.of("fio", "--output-format=json", "--name=" + name, "--filename=" + file, "--rw=randread",
-                "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=16", "--size=32M", "--time_based",
-                "--runtime=" + FIO_SECONDS, "--ramp_time=2", "--readonly");
-    }
-
-    /** Runs the jobs at once, each in a new container of its pod (none: outside any pod); their read IOPS. */
-    private static List<Double> readIops(List<List<String>> jobs, List<Pod> pods) throws IOException, InterruptedException {
-        List<Process> running = new ArrayList<>();
-        for (int i = 0; i < jobs.size(); i++) {
-            List<String> argv = i < pods.size() ? pods.get(i).inNewContainer(jobs.get(i)) : jobs.get(i);
-            running.add(new ProcessBuilder(argv).redirectErrorStream(true).start());
-        }
-        List<Double> iops = new ArrayList<>();
-        for (Process fio : running) {
-            String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(fio.waitFor(FIO_SECONDS + 60, TimeUnit.SECONDS), "fio did not finish");
-            assertEquals(0, fio.exitValue(), out);
-            JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("read");
-            iops.add(job.path("iops").asDouble());
-        }
-        return iops;
-    }
-
-    /** The disk under the volume: its device number, then device-mapper's slaves in sysfs down to a disk. */
-    private static String diskOf(Published p) {
-        String[] hex = ok("stat", "-L", "-c", "%t %T", p.target().toString()).strip().split(" ");
-        Path at = Path.of("/sys/dev/block", Integer.parseInt(hex[0], 16) + ":" + Integer.parseInt(hex[1], 16));
-        while (true) {
-            List<String> slaves = ok("ls", at.resolve("slaves").toString()).lines().filter(l -> !l.isBlank()).toList();
-            if (slaves.isEmpty()) {
-                return ok("cat", at.resolve("dev").toString()).strip();
-            }
-            at = Path.of("/sys/class/block", slaves.getFirst());
-        }
-    }
-
-    private static String weightLine(Pod pod, String disk) throws IOException {
-        return weightLine(pod.cgroup(), disk);
-    }
-
-    /** The cgroup's own weight on the disk, or null when it has no line for it (or is gone). */
-    private static String weightLine(Path cgroup, String disk) throws IOException {
-        if (!Files.exists(cgroup.resolve("io.weight"))) {
-            return null;
-        }
-        for (String line : Files.readAllLines(cgroup.resolve("io.weight"))) {
-            String[] f = line.strip().split("\\s+");
-            if (f.length == 2 && f[0].equals(disk)) {
-                return f[1];
-            }
-        }
-        return null;
+        return IoCostPods.randomReadJob(file, name, FIO_SECONDS);
     }
 
     private static String tagsOf(Published p) {

@@ -98,6 +98,7 @@ public final class QemuGuest {
     private final int cpus;
     private final List<Long> diskSizes;
     private final int diskIops;
+    private final Map<Integer, String> diskShapes;
     private final List<VolumeGroup> volumeGroups;
     private final CgroupMode cgroupMode;
     private final String cgroupRoot;
@@ -115,6 +116,7 @@ public final class QemuGuest {
         this.cpus = builder.cpus;
         this.diskSizes = settings.diskSizes();
         this.diskIops = builder.diskIops;
+        this.diskShapes = Map.copyOf(builder.diskShapes);
         this.volumeGroups = settings.volumeGroups();
         this.cgroupMode = settings.cgroupMode();
         this.cgroupRoot = settings.cgroupRoot();
@@ -301,7 +303,7 @@ public final class QemuGuest {
             // of a known, small capacity rather than the host's page cache.
             command.addAll(List.of("-drive", "file=" + GuestRunDir.diskImage(runDir, i)
                     + ",if=virtio,format=raw,cache=none,aio=threads"
-                    + (diskIops > 0 ? ",throttling.iops-total=" + diskIops : "")));
+                    + throttling(i)));
         }
         command.addAll(List.of("-append", String.join(" ",
                 "console=ttyS0",
@@ -316,6 +318,15 @@ public final class QemuGuest {
                 "LVMQOS_INIT=" + GuestRunDir.init(runDir),
                 "LVMQOS_PARAMS=" + GuestRunDir.params(runDir))));
         return command;
+    }
+
+    /** The -drive options of disk {@code i}'s throttle: its own shape, or the IOPS every disk gets. */
+    private String throttling(int i) {
+        String shape = diskShapes.get(i);
+        if (shape != null) {
+            return Stream.of(shape.split(",")).map(option -> ",throttling." + option).collect(Collectors.joining());
+        }
+        return diskIops > 0 ? ",throttling.iops-total=" + diskIops : "";
     }
 
     /** Unique to this run's qemu process. */
@@ -342,6 +353,7 @@ public final class QemuGuest {
     public static final class Builder extends GuestBuilder<Builder> {
         private int cpus = 1;
         private int diskIops = DEFAULT_DISK_IOPS;
+        private final Map<Integer, String> diskShapes = new LinkedHashMap<>();
         private final Set<String> cgroupControllers = new LinkedHashSet<>(List.of("io", "memory"));
         private Optional<Kernel> kernel = Optional.empty();
 
@@ -359,6 +371,7 @@ public final class QemuGuest {
             Builder copy = copyInto(new Builder());
             copy.cpus = cpus;
             copy.diskIops = diskIops;
+            copy.diskShapes.putAll(diskShapes);
             copy.cgroupControllers.clear();
             copy.cgroupControllers.addAll(cgroupControllers);
             copy.kernel = kernel;
@@ -392,6 +405,22 @@ public final class QemuGuest {
                 throw new IllegalArgumentException("disk IOPS must be 0 (no throttle) or positive: " + iops);
             }
             this.diskIops = iops;
+            return this;
+        }
+
+        /**
+         * A throttle of its own for disk {@code index} in place of {@link #diskIops}: qemu's
+         * {@code throttling.*} options without the prefix, comma-separated, such as
+         * {@code iops-read=600,iops-write=200,bps-total=16777216} (reads and writes limited apart, a
+         * byte rate that binds large transfers) or {@code iops-total=300,iops-total-max=1500,iops-total-max-length=2}
+         * (a burst allowance): a disk unlike a constant.
+         */
+        public Builder diskShape(int index, String throttling) {
+            if (!throttling.matches("[a-z-]+=[0-9]+(,[a-z-]+=[0-9]+)*")) {
+                throw new IllegalArgumentException("a disk's throttle is key=number,... of qemu's throttling options: "
+                        + throttling);
+            }
+            diskShapes.put(index, throttling);
             return this;
         }
 

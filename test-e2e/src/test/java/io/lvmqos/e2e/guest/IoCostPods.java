@@ -1,0 +1,164 @@
+package io.lvmqos.e2e.guest;
+
+import static io.lvmqos.e2e.guest.Csi2.create;
+import static io.lvmqos.e2e.uml.GuestCommand.ok;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import csi.v1.Csi;
+import io.lvmqos.e2e.CsiClient;
+import io.lvmqos.e2e.DriverProcess;
+import io.lvmqos.e2e.guest.GuestPods.Pod;
+import io.lvmqos.e2e.guest.GuestPods.QosClass;
+import io.lvmqos.e2e.uml.GuestCommand;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the io.cost checks in the qemu node share: volumes published as raw block devices into
+ * kubelet-shaped pods of their own, fio run in a new container of each pod at once, the disk
+ * under a volume and a cgroup's weight on it, and {@code lvmqos calibrate} run as an operator runs it.
+ */
+final class IoCostPods {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private IoCostPods() {
+    }
+
+    /** A volume published into a pod of its own. */
+    record Published(Csi.Volume volume, Path staging, Path target, Pod pod) {
+    }
+
+    /**
+     * Creates, stages and publishes a volume into a new pod of the QoS class. A raw block volume is
+     * written once in full from outside any pod: reads of a thin volume's unwritten blocks never
+     * reach the disk.
+     */
+    static Published publish(CsiClient client, String name, Map<String, String> parameters, QosClass qos,
+                             Csi.VolumeCapability capability, long bytes) throws IOException {
+        Csi.Volume volume = client.controller().createVolume(create(name, bytes, parameters).build()).getVolume();
+        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io/" + name + "/globalmount");
+        Files.createDirectories(staging);
+        client.node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+        Pod pod = GuestPods.create(qos);
+        Path target = capability.hasBlock() ? pod.blockPath(name) : pod.volumePath(name);
+        client.node().nodePublishVolume(Csi.NodePublishVolumeRequest.newBuilder()
+                .setVolumeId(volume.getVolumeId()).setStagingTargetPath(staging.toString())
+                .setTargetPath(target.toString()).setVolumeCapability(capability)
+                .putVolumeContext("csi.storage.k8s.io/pod.uid", pod.uid()).build());
+        Published p = new Published(volume, staging, target, pod);
+        if (capability.hasBlock()) {
+            ok("dd", "if=/dev/zero", "of=" + target, "bs=1M", "count=" + bytes / (1 << 20), "oflag=direct",
+                    "status=none");
+        }
+        return p;
+    }
+
+    /** Unpublishes, unstages and deletes each volume and removes its pod; what fails is printed, not thrown. */
+    static void removeAll(CsiClient client, List<Published> published) {
+        for (Published p : published) {
+            try {
+                Csi2.unpublishUnstageDelete(client, p.volume().getVolumeId(), p.staging(), List.of(p.target()));
+            } catch (RuntimeException e) {
+                System.err.println("cleaning up " + p.volume().getVolumeId() + ": " + e);
+            }
+            GuestPods.remove(p.pod());
+        }
+        published.clear();
+    }
+
+    /** Every pod reads 4 KiB at random at once, for {@code seconds}; their IOPS in the same order. */
+    static List<Double> randomReads(List<Published> pods, int seconds) throws IOException, InterruptedException {
+        List<List<String>> jobs = new ArrayList<>();
+        for (Published p : pods) {
+            jobs.add(randomReadJob(p.target(), jobName(p), seconds));
+        }
+        return readIops(jobs, pods.stream().map(Published::pod).toList(), seconds);
+    }
+
+    static String jobName(Published p) {
+        return p.volume().getVolumeId().replaceAll("[^A-Za-z0-9]", "");
+    }
+
+    /** 4 KiB random reads, direct, 16 in flight, after 2 s of ramp. */
+    static List<String> randomReadJob(Path file, String name, int seconds) {
+        return job(file, name, seconds, "randread", "4k");
+    }
+
+    /** 1 MiB sequential reads, direct, 16 in flight, after 2 s of ramp: its IOPS are MiB/s. */
+    static List<String> sequentialReadJob(Path file, String name, int seconds) {
+        return job(file, name, seconds, "read", "1M");
+    }
+
+    private static List<String> job(Path file, String name, int seconds, String pattern, String block) {
+        return List.of("fio", "--output-format=json", "--name=" + name, "--filename=" + file, "--rw=" + pattern,
+                "--bs=" + block, "--direct=1", "--ioengine=libaio", "--iodepth=16", "--size=32M", "--time_based",
+                "--runtime=" + seconds, "--ramp_time=2", "--readonly");
+    }
+
+    /** Runs the jobs at once, each in a new container of its pod (none: outside any pod); their read IOPS. */
+    static List<Double> readIops(List<List<String>> jobs, List<Pod> pods, int seconds)
+            throws IOException, InterruptedException {
+        List<Process> running = new ArrayList<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            List<String> argv = i < pods.size() ? pods.get(i).inNewContainer(jobs.get(i)) : jobs.get(i);
+            running.add(new ProcessBuilder(argv).redirectErrorStream(true).start());
+        }
+        List<Double> iops = new ArrayList<>();
+        for (Process fio : running) {
+            String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(fio.waitFor(seconds + 60, TimeUnit.SECONDS), "fio did not finish");
+            assertEquals(0, fio.exitValue(), out);
+            JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("read");
+            iops.add(job.path("iops").asDouble());
+        }
+        return iops;
+    }
+
+    /** The disk under the volume: its device number, then device-mapper's slaves in sysfs down to a disk. */
+    static String diskOf(Published p) {
+        String[] hex = ok("stat", "-L", "-c", "%t %T", p.target().toString()).strip().split(" ");
+        Path at = Path.of("/sys/dev/block", Integer.parseInt(hex[0], 16) + ":" + Integer.parseInt(hex[1], 16));
+        while (true) {
+            List<String> slaves = ok("ls", at.resolve("slaves").toString()).lines().filter(l -> !l.isBlank()).toList();
+            if (slaves.isEmpty()) {
+                return ok("cat", at.resolve("dev").toString()).strip();
+            }
+            at = Path.of("/sys/class/block", slaves.getFirst());
+        }
+    }
+
+    /** The cgroup's own weight on the disk, or null when it has no line for it (or is gone). */
+    static String weightLine(Path cgroup, String disk) throws IOException {
+        if (!Files.exists(cgroup.resolve("io.weight"))) {
+            return null;
+        }
+        for (String line : Files.readAllLines(cgroup.resolve("io.weight"))) {
+            String[] f = line.strip().split("\\s+");
+            if (f.length == 2 && f[0].equals(disk)) {
+                return f[1];
+            }
+        }
+        return null;
+    }
+
+    /** {@code lvmqos calibrate} run as the operator runs it: the driver's jar with the deployed JVM options. */
+    static GuestCommand.Result calibrate(String... args) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(DriverProcess.javaBinary().toString()));
+        argv.addAll(DriverProcess.shippedJvmFlags());
+        argv.addAll(List.of("-jar", DriverProcess.jar().toString(), "calibrate"));
+        argv.addAll(List.of(args));
+        return GuestCommand.run(Duration.ofMinutes(10), argv);
+    }
+}

@@ -43,6 +43,7 @@ public final class Calibrator {
     static final int BUSY_MARGIN_PERCENT = 10;
     /** How much slower the second half of a workload may run than the first before only it counts. */
     static final int SLOWED_PERCENT = 10;
+    static final int MIN_HALF_OPERATIONS = 20;
     static final int SMALL_BLOCK = 4096;
     static final int DEPTH = 64;
 
@@ -179,13 +180,16 @@ public final class Calibrator {
      * the run is measured at its burst rate: run with --seconds longer than the burst.
      */
     private Result steady(Workload workload, Result result) {
-        if (result.lateIops() * 100 >= result.earlyIops() * (100 - SLOWED_PERCENT)) {
+        // a few large transfers are too few to split: one more or less in a half is no trend
+        if (result.operations() - result.lateOperations() < MIN_HALF_OPERATIONS
+                || result.lateOperations() < MIN_HALF_OPERATIONS
+                || result.lateIops() * 100 >= result.earlyIops() * (100 - SLOWED_PERCENT)) {
             return result;
         }
         progress.accept(String.format("%-9s   the disk slowed while measured, %.0f then %.0f operations per second:"
-                + " the figure is the second half's; if the disk has a burst allowance longer than %d s, calibrate"
+                + " the figure is the second half's; if the disk has a burst allowance longer than %.1f s, calibrate"
                 + " again with a longer --seconds", workload.key(), result.earlyIops(), result.lateIops(),
-                result.elapsed().toSeconds() / 2));
+                result.lateElapsed().toMillis() / 1e3));
         return result.late();
     }
 
@@ -231,8 +235,8 @@ public final class Calibrator {
             }
         } catch (DriverException e) {
             throw DriverException.failedPrecondition("cannot make the calibration's " + (request.sizeBytes() >> 20)
-                    + " MiB LV in " + where + ": " + e.getMessage() + ". Give a smaller --size, or --thin-pool to"
-                    + " measure through a thin pool");
+                    + " MiB LV in " + where + ": " + e.getMessage().replaceAll("[.\\s]+$", "") + ". Give a smaller"
+                    + " --size, or --thin-pool to measure through a thin pool");
         }
         progress.accept("made " + request.volumeGroup() + "/" + LV_NAME + " (" + (request.sizeBytes() >> 20) + " MiB) in "
                 + where);

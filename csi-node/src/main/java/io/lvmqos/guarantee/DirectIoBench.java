@@ -101,10 +101,14 @@ public final class DirectIoBench {
         long span = blocks * workload.blockBytes();
         try (FileChannel channel = open(device, workload.direction())) {
             AtomicLong operations = new AtomicLong();
+            // counted by the workers as each operation completes: a main thread sampling at the half
+            // can wake late on a busy CPU (a one-CPU guest woke after the end, and the half read as 0)
+            AtomicLong lateOperations = new AtomicLong();
             AtomicLong nextSequential = new AtomicLong();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             long start = System.nanoTime();
             long deadline = start + duration.toNanos();
+            long half = start + duration.toNanos() / 2;
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < workload.depth(); i++) {
                 threads.add(Thread.ofPlatform().name("calibrate-" + workload.key() + "-" + i).start(() -> {
@@ -115,16 +119,15 @@ public final class DirectIoBench {
                                     : nextSequential.getAndAdd(workload.blockBytes()) % span;
                             transfer(channel, buffer, offset, workload.direction());
                             operations.incrementAndGet();
+                            if (System.nanoTime() >= half) {
+                                lateOperations.incrementAndGet();
+                            }
                         }
                     } catch (IOException | RuntimeException e) {
                         failure.compareAndSet(null, e);
                     }
                 }));
             }
-            long half = start + duration.toNanos() / 2;
-            sleepUntil(half);
-            long atHalf = operations.get();
-            long halfAt = System.nanoTime();
             joinAll(threads);
             long end = System.nanoTime();
             Duration elapsed = Duration.ofNanos(end - start);
@@ -132,8 +135,8 @@ public final class DirectIoBench {
                 throw new IOException(workload.describe() + " on " + device + " failed: " + failure.get().getMessage(),
                         failure.get());
             }
-            return new Result(operations.get(), workload.blockBytes(), elapsed, operations.get() - atHalf,
-                    Duration.ofNanos(end - halfAt));
+            return new Result(operations.get(), workload.blockBytes(), elapsed, lateOperations.get(),
+                    Duration.ofNanos(end - half));
         }
     }
 
@@ -178,18 +181,6 @@ public final class DirectIoBench {
                 throw new IOException("the device ended at " + position + " bytes");
             }
             position += done;
-        }
-    }
-
-    private static void sleepUntil(long nanoTime) throws IOException {
-        try {
-            long left = nanoTime - System.nanoTime();
-            if (left > 0) {
-                Thread.sleep(Duration.ofNanos(left));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while measuring", e);
         }
     }
 

@@ -107,28 +107,104 @@ final class IoCostPods {
                 "--runtime=" + seconds, "--ramp_time=2", "--readonly");
     }
 
-    /** Runs the jobs at once, each in a new container of its pod (none: outside any pod); their read IOPS. */
+    /**
+     * Runs the jobs at once, each in a new container of its pod (none: outside any pod); their read
+     * rates in the same order: IOPS, or MiB/s for a job of 1 MiB blocks. When every job has a pod,
+     * the rates are the kernel's count of each pod's reads on its disk (the pod cgroup's io.stat)
+     * over one window all the jobs share, from 4 s after the start to {@code seconds}: each fio
+     * starts its clock when its container is up, so fio's own averages cover slightly different
+     * spans, and a pod whose span sticks out alone had the whole disk then (it once read 7.00:1 for
+     * weights that gave 8.00 the run before). Otherwise, and for a pod without io.stat, they are
+     * fio's own figures.
+     */
     static List<Double> readIops(List<List<String>> jobs, List<Pod> pods, int seconds)
             throws IOException, InterruptedException {
+        long started = System.nanoTime();
         List<Process> running = new ArrayList<>();
         for (int i = 0; i < jobs.size(); i++) {
             List<String> argv = i < pods.size() ? pods.get(i).inNewContainer(jobs.get(i)) : jobs.get(i);
             running.add(new ProcessBuilder(argv).redirectErrorStream(true).start());
         }
-        List<Double> iops = new ArrayList<>();
-        for (Process fio : running) {
+        boolean byKernel = pods.size() == jobs.size();
+        List<String> disks = new ArrayList<>();
+        List<long[]> before = new ArrayList<>();
+        long windowStart = 0;
+        if (byKernel) {
+            for (List<String> job : jobs) {
+                disks.add(wholeDiskOf(Path.of(option(job, "--filename"))));
+            }
+            TimeUnit.NANOSECONDS.sleep(started + TimeUnit.SECONDS.toNanos(4) - System.nanoTime());
+            windowStart = System.nanoTime();
+            for (int i = 0; i < jobs.size(); i++) {
+                before.add(reads(pods.get(i).cgroup(), disks.get(i)));
+            }
+            TimeUnit.NANOSECONDS.sleep(started + TimeUnit.SECONDS.toNanos(seconds) - System.nanoTime());
+        }
+        List<long[]> after = new ArrayList<>();
+        double window = (System.nanoTime() - windowStart) / 1e9;
+        if (byKernel) {
+            for (int i = 0; i < jobs.size(); i++) {
+                after.add(reads(pods.get(i).cgroup(), disks.get(i)));
+            }
+        }
+        List<Double> rates = new ArrayList<>();
+        for (int i = 0; i < running.size(); i++) {
+            Process fio = running.get(i);
             String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(fio.waitFor(seconds + 60, TimeUnit.SECONDS), "fio did not finish");
             assertEquals(0, fio.exitValue(), out);
-            JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("read");
-            iops.add(job.path("iops").asDouble());
+            boolean mebibytes = option(jobs.get(i), "--bs").equals("1M");
+            if (byKernel && before.get(i) != null && after.get(i) != null) {
+                long[] delta = {after.get(i)[0] - before.get(i)[0], after.get(i)[1] - before.get(i)[1]};
+                rates.add(mebibytes ? delta[1] / (double) (1 << 20) / window : delta[0] / window);
+            } else {
+                JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("read");
+                rates.add(mebibytes ? job.path("bw_bytes").asDouble() / (1 << 20) : job.path("iops").asDouble());
+            }
         }
-        return iops;
+        return rates;
+    }
+
+    /** A job's {@code --name=value}. */
+    private static String option(List<String> job, String name) {
+        return job.stream().filter(arg -> arg.startsWith(name + "=")).findFirst()
+                .map(arg -> arg.substring(name.length() + 1)).orElseThrow();
+    }
+
+    /**
+     * The reads and bytes read io.stat counts for the cgroup on the disk (MAJ:MIN); null where the
+     * cgroup has no io.stat (a pod whose QoS slice does not enable io below it).
+     */
+    private static long[] reads(Path cgroup, String disk) throws IOException {
+        Path stat = cgroup.resolve("io.stat");
+        if (!Files.exists(stat)) {
+            return null;
+        }
+        for (String line : Files.readAllLines(stat)) {
+            if (line.startsWith(disk + " ")) {
+                long ios = 0;
+                long bytes = 0;
+                for (String field : line.split(" ")) {
+                    if (field.startsWith("rios=")) {
+                        ios = Long.parseLong(field.substring("rios=".length()));
+                    } else if (field.startsWith("rbytes=")) {
+                        bytes = Long.parseLong(field.substring("rbytes=".length()));
+                    }
+                }
+                return new long[] {ios, bytes};
+            }
+        }
+        return new long[] {0, 0};
     }
 
     /** The disk under the volume: its device number, then device-mapper's slaves in sysfs down to a disk. */
     static String diskOf(Published p) {
-        String[] hex = ok("stat", "-L", "-c", "%t %T", p.target().toString()).strip().split(" ");
+        return wholeDiskOf(p.target());
+    }
+
+    /** The whole disk (MAJ:MIN) under a block device node, through device-mapper's slaves in sysfs. */
+    static String wholeDiskOf(Path deviceNode) {
+        String[] hex = ok("stat", "-L", "-c", "%t %T", deviceNode.toString()).strip().split(" ");
         Path at = Path.of("/sys/dev/block", Integer.parseInt(hex[0], 16) + ":" + Integer.parseInt(hex[1], 16));
         while (true) {
             List<String> slaves = ok("ls", at.resolve("slaves").toString()).lines().filter(l -> !l.isBlank()).toList();

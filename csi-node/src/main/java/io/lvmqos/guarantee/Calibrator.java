@@ -14,11 +14,9 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -96,26 +94,21 @@ public final class Calibrator {
      * @throws DriverException.FailedPrecondition when the group is not here or spans several disks
      */
     public DeviceNumber diskOf(String volumeGroup) {
-        List<Path> pvs = lvm.physicalVolumes(volumeGroup);
-        if (pvs.isEmpty()) {
-            throw DriverException.failedPrecondition("volume group " + volumeGroup + " is not on this node (vgs finds"
-                    + " no physical volume of it)");
+        GroupDisks under = GroupDisks.of(lvm, backingDisks, volumeGroup);
+        if (under.disks().size() != 1) {
+            throw DriverException.failedPrecondition("volume group " + volumeGroup + " lies on " + under.disks().size()
+                    + " disks " + under.disks() + " (physical volumes " + under.physicalVolumes() + "): one measurement"
+                    + " cannot describe each of them. Give each its model with --io-cost-model, or keep the group on"
+                    + " one disk");
         }
-        Set<DeviceNumber> disks = new LinkedHashSet<>();
-        for (Path pv : pvs) {
-            disks.addAll(backingDisks.of(DeviceNumber.of(pv)));
-        }
-        if (disks.size() != 1) {
-            throw DriverException.failedPrecondition("volume group " + volumeGroup + " lies on " + disks.size()
-                    + " disks " + disks + " (physical volumes " + pvs + "): one measurement cannot describe each of them."
-                    + " Give each its model with --io-cost-model, or keep the group on one disk");
-        }
-        return disks.iterator().next();
+        return under.disks().iterator().next();
     }
 
-    /** Measures the group's disk; nothing is recorded here (see {@link Calibration#tag()}). */
-    public Calibration measure(Request request) {
-        DeviceNumber disk = diskOf(request.volumeGroup());
+    /**
+     * Measures the group's disk, as {@link #diskOf} found it; nothing is recorded here (see
+     * {@link Calibration#tag()}).
+     */
+    public Calibration measure(Request request, DeviceNumber disk) {
         DiskQueue queue = new DiskQueue(sys, disk);
         long diskBytes;
         try {

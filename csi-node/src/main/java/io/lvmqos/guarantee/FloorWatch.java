@@ -70,8 +70,7 @@ public final class FloorWatch {
      *
      * @param volumes the pod's floored volumes on the disk
      */
-    public record FlooredPod(String podUid, Path cgroup, DeviceNumber disk, String volumeGroup, List<VolumeId> volumes,
-                             Floors floors) {
+    public record FlooredPod(String podUid, Path cgroup, DeviceNumber disk, List<VolumeId> volumes, Floors floors) {
     }
 
     /** Floors summed per kind and direction; a pod's volumes on one disk add up. */
@@ -88,10 +87,6 @@ public final class FloorWatch {
             return new Floors(readIops + o.readIops, writeIops + o.writeIops, iops + o.iops, readBps + o.readBps,
                     writeBps + o.writeBps, bps + o.bps);
         }
-
-        public boolean isNone() {
-            return equals(NONE);
-        }
     }
 
     private record Key(Path cgroup, DeviceNumber disk) {
@@ -100,7 +95,6 @@ public final class FloorWatch {
     private final CgroupReader reader;
     private final Map<Key, Deque<Sample>> history = new HashMap<>();
     private final Map<VolumeId, String> unmet = new ConcurrentHashMap<>();
-    private final Map<VolumeId, String> groupOf = new ConcurrentHashMap<>();
     private final Map<DeviceNumber, Set<VolumeId>> shortOnDisk = new HashMap<>();
 
     public FloorWatch(CgroupReader reader) {
@@ -133,8 +127,7 @@ public final class FloorWatch {
 
     /** How many volumes of each group are short of a floor now. */
     public Map<String, Long> unmetByGroup() {
-        return unmet.keySet().stream().collect(Collectors.groupingBy(v -> groupOf.getOrDefault(v, v.volumeGroup()),
-                Collectors.counting()));
+        return unmet.keySet().stream().collect(Collectors.groupingBy(VolumeId::volumeGroup, Collectors.counting()));
     }
 
     /**
@@ -165,7 +158,6 @@ public final class FloorWatch {
             }
             Optional<String> shortfall = judge(pod.floors(), oldest, sample.get());
             for (VolumeId volume : pod.volumes()) {
-                groupOf.put(volume, pod.volumeGroup());
                 if (shortfall.isPresent()) {
                     unmet.put(volume, shortfall.get());
                     nowShort.computeIfAbsent(pod.disk(), d -> new LinkedHashSet<>()).add(volume);
@@ -179,7 +171,6 @@ public final class FloorWatch {
         history.keySet().retainAll(seen);
         Set<VolumeId> present = pods.stream().flatMap(p -> p.volumes().stream()).collect(Collectors.toSet());
         unmet.keySet().retainAll(present);
-        groupOf.keySet().retainAll(present);
         for (DeviceNumber disk : disks) {
             Set<VolumeId> before = shortOnDisk.getOrDefault(disk, Set.of());
             Set<VolumeId> after = nowShort.getOrDefault(disk, Set.of());

@@ -8,8 +8,6 @@ import io.lvmqos.lvm.Lvm;
 import io.lvmqos.volume.DiskCapacity;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -83,7 +81,7 @@ public final class IoCostModels {
      * @throws DriverException when the kernel refuses a setting, or the group is not here
      */
     public Enabled enable(String group, Optional<String> operatorModel, String qos, Optional<DiskCapacity> declared) {
-        Set<DeviceNumber> disks = disksOf(group);
+        Set<DeviceNumber> disks = GroupDisks.of(lvm, backingDisks, group).disks();
         Source source;
         String settings;
         if (operatorModel.isPresent()) {
@@ -121,18 +119,6 @@ public final class IoCostModels {
                     + " (the model's capacity is used) or correct the model");
         }
         return new Enabled(source, disks, held, qosHeld, capacity);
-    }
-
-    private Set<DeviceNumber> disksOf(String group) {
-        List<Path> pvs = lvm.physicalVolumes(group);
-        if (pvs.isEmpty()) {
-            throw DriverException.failedPrecondition("volume group " + group + " has no physical volume here");
-        }
-        Set<DeviceNumber> disks = new LinkedHashSet<>();
-        for (Path pv : pvs) {
-            disks.addAll(backingDisks.of(DeviceNumber.of(pv)));
-        }
-        return disks;
     }
 
     private void requireSameDisk(String group, Set<DeviceNumber> disks, Calibration calibration) {

@@ -260,8 +260,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
                 floors = floors.plus(FloorWatch.Floors.of(use.volume().qos().guarantee()));
                 ids.add(use.volume().id());
             }
-            floored.add(new FloorWatch.FlooredPod(podUses.getFirst().podUid(), cgroup, disk,
-                    podUses.getFirst().volume().id().volumeGroup(), List.copyOf(ids), floors));
+            floored.add(new FloorWatch.FlooredPod(podUses.getFirst().podUid(), cgroup, disk, List.copyOf(ids), floors));
         });
         return floored;
     }

@@ -117,7 +117,7 @@ final class CalibrateCommand {
         DeviceNumber disk = calibrator.diskOf(group);
         out.println("calibrating disk " + disk + " under volume group " + group + ": 6 workloads of "
                 + request.measure().perWorkload().toSeconds() + " s; nothing else should use the disk meanwhile");
-        Calibration calibration = calibrator.measure(request.measure());
+        Calibration calibration = calibrator.measure(request.measure(), disk);
         out.println();
         out.println(disk + " " + calibration.model().settings());
         if (request.dryRun()) {

@@ -77,8 +77,8 @@ class FloorWatchTest {
         int[] now = {0};
         FloorWatch watch = new FloorWatch((cgroup, disk) -> Optional.ofNullable(samples.get(now[0])));
         VolumeId volume = VolumeId.issue(VolumeId.Kind.VOLUME, "node", "lvmqos", "vol_a");
-        FlooredPod pod = new FlooredPod("uid", Path.of("/sys/fs/cgroup/kubepods/poduid"), DISK, "lvmqos",
-                List.of(volume), IOPS_200);
+        FlooredPod pod = new FlooredPod("uid", Path.of("/sys/fs/cgroup/kubepods/poduid"), DISK, List.of(volume),
+                IOPS_200);
         long reads = 0;
         long waited = 0;
         for (now[0] = 0; now[0] <= 10; now[0] += 2) {

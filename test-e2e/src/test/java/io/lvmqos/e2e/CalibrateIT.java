@@ -5,8 +5,6 @@ import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import io.lvmqos.e2e.uml.UmlGuest;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -32,10 +30,7 @@ class CalibrateIT {
                 .cgroup(CgroupMode.V2)
                 .timeout(Duration.ofMinutes(10));
         GuestJUnit.Report report = GuestJUnit.run(guest, CalibrateCheck.class);
-        Path runs = report.guest().outDir().resolve("calibrate.txt");
-        if (Files.exists(runs)) {
-            Files.readAllLines(runs).forEach(line -> System.out.println("calibrate: " + line));
-        }
+        report.printOutFile("calibrate.txt", "calibrate: ");
         return GuestJUnit.dynamicTests(report);
     }
 }

@@ -4,8 +4,6 @@ import io.lvmqos.e2e.guest.DiskShapesCheck;
 import io.lvmqos.e2e.qemu.QemuGuest;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -36,10 +34,7 @@ class DiskShapesIT {
                 .volumeGroup("bursty", 1)
                 .timeout(Duration.ofMinutes(25));
         GuestJUnit.Report report = GuestJUnit.run(node, DiskShapesCheck.class);
-        Path figures = report.guest().outDir().resolve("disk-shapes.txt");
-        if (Files.exists(figures)) {
-            Files.readAllLines(figures).forEach(line -> System.out.println("disk-shapes: " + line));
-        }
+        report.printOutFile("disk-shapes.txt", "disk-shapes: ");
         return GuestJUnit.dynamicTests(report);
     }
 }

@@ -4,8 +4,6 @@ import io.lvmqos.e2e.guest.GuaranteeCheck;
 import io.lvmqos.e2e.qemu.QemuGuest;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -35,10 +33,7 @@ class GuaranteeIT {
             node.env(GuaranteeCheck.QOS, qos);
         }
         GuestJUnit.Report report = GuestJUnit.run(node, GuaranteeCheck.class);
-        Path figures = report.guest().outDir().resolve("guarantee.txt");
-        if (Files.exists(figures)) {
-            Files.readAllLines(figures).forEach(line -> System.out.println("guarantee: " + line));
-        }
+        report.printOutFile("guarantee.txt", "guarantee: ");
         return GuestJUnit.dynamicTests(report);
     }
 }

@@ -35,10 +35,7 @@ class SidecarIT {
                 .env(SidecarCheck.TOOLS, tools.toRealPath().toString())
                 .timeout(Duration.ofMinutes(10));
         GuestJUnit.Report report = GuestJUnit.run(guest, SidecarCheck.class);
-        Path checked = report.guest().outDir().resolve(SidecarCheck.REPORT);
-        if (Files.exists(checked)) {
-            Files.readAllLines(checked).forEach(line -> System.out.println("sidecars: " + line));
-        }
+        report.printOutFile(SidecarCheck.REPORT, "sidecars: ");
         return GuestJUnit.dynamicTests(report);
     }
 }

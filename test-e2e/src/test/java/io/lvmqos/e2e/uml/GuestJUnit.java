@@ -56,6 +56,14 @@ public final class GuestJUnit {
 
     /** The guest run and what each guest-side test did. */
     public record Report(GuestRun guest, List<GuestTestResult> tests) {
+
+        /** Prints a file the checks left in the run's out dir, each line after {@code prefix}; nothing if there is none. */
+        public void printOutFile(String name, String prefix) throws IOException {
+            Path file = guest.outDir().resolve(name);
+            if (Files.exists(file)) {
+                Files.readAllLines(file).forEach(line -> System.out.println(prefix + line));
+            }
+        }
     }
 
     /**

@@ -32,6 +32,15 @@ public final class DashboardQueries {
     /** Labels Prometheus attaches to every series of a target, not the exporter. */
     public static final Set<String> TARGET_LABELS = Set.of("instance", "job");
 
+    /**
+     * The families the driver serves only for a volume group running io.cost (--io-cost): the
+     * floors promised and the capacity they are admitted against, whether the model is trusted,
+     * and the floors not kept. A query naming them is checked against a guest whose kernel has io.cost.
+     */
+    public static final Set<String> IO_COST_METRICS = Set.of("lvmqos_floor_promised_iops",
+            "lvmqos_floor_promised_bytes_per_second", "lvmqos_floor_capacity_iops",
+            "lvmqos_floor_capacity_bytes_per_second", "lvmqos_io_cost_model_trusted", "lvmqos_floors_unmet");
+
     private static final Pattern STRING = Pattern.compile("\"(?:[^\"\\\\]|\\\\.)*\"");
     private static final Pattern RANGE = Pattern.compile("\\[[^\\]]*]");
     private static final Pattern GROUPING =
@@ -47,6 +56,11 @@ public final class DashboardQueries {
     }
 
     private DashboardQueries() {
+    }
+
+    /** Whether the query names a family served only where io.cost runs. */
+    public static boolean needsIoCost(Query query) {
+        return query.metrics().stream().anyMatch(IO_COST_METRICS::contains);
     }
 
     public static Path file(Path repositoryRoot) {

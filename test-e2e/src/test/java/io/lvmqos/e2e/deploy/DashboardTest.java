@@ -80,6 +80,20 @@ class DashboardTest {
         assertTrue(errorLabels.containsAll(Set.of("method", "code")), errorLabels.toString());
     }
 
+    /**
+     * Each query is held against one live scrape: DashboardCheck's (no io.cost) or GuaranteeCheck's
+     * (io.cost with floors). A query mixing the two kinds would be checked by neither.
+     */
+    @Test
+    void eachQueryNeedsIoCostWhollyOrNotAtAll() {
+        List<Query> ioCost = QUERIES.stream().filter(DashboardQueries::needsIoCost).toList();
+        assertTrue(!ioCost.isEmpty(), "the guarantees row is there");
+        for (Query query : ioCost) {
+            assertTrue(DashboardQueries.IO_COST_METRICS.containsAll(query.metrics()),
+                    query.where() + " mixes io.cost families with others: " + query.metrics());
+        }
+    }
+
     @Test
     void theReadingFindsNamesInEveryPartOfAnExpression() {
         Query query = DashboardQueries.parse("t", "histogram_quantile(0.9, sum by (method, le) "

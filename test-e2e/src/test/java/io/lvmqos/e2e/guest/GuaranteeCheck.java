@@ -14,6 +14,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import csi.v1.Csi;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.lvmqos.e2e.deploy.DashboardQueries;
+import io.lvmqos.e2e.deploy.DashboardQueries.Query;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.IoCostPods.Published;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
@@ -387,13 +389,14 @@ public class GuaranteeCheck {
         QemuMonitorRequests.request(GuestEnv.outDir(), "block_set_io_throttle virtio0 0 0 0 " + slow + " 0 0",
                 Duration.ofSeconds(30));
         Csi.VolumeCondition shortCondition;
+        MetricsScrape whileShort;
         double unmetMetric;
         List<Double> slowIops;
         try {
             CompletableFuture<List<Double>> running = contendInBackground(all);
             shortCondition = awaitCondition(floored, true, Duration.ofSeconds(FIO_SECONDS + 10));
-            unmetMetric = MetricsScrape.of(METRICS, "").require("lvmqos_floors_unmet",
-                    Map.of("volume_group", GuestEnv.volumeGroup()));
+            whileShort = MetricsScrape.of(METRICS, "");
+            unmetMetric = whileShort.require("lvmqos_floors_unmet", Map.of("volume_group", GuestEnv.volumeGroup()));
             slowIops = running.get(FIO_SECONDS + 60, TimeUnit.SECONDS);
         } finally {
             QemuMonitorRequests.request(GuestEnv.outDir(), "block_set_io_throttle virtio0 0 0 0 " + DISK_IOPS + " 0 0",
@@ -406,6 +409,13 @@ public class GuaranteeCheck {
         assertTrue(shortCondition.getMessage().contains("iopsFloor=200 not met"), shortCondition.getMessage());
         assertEquals(1, unmetMetric);
         assertTrue(driver.log().contains("are not being kept"), "the driver logs the disk whose floors fall short");
+        // the dashboard's guarantees row, which only a node running io.cost serves, against that scrape
+        List<Query> guarantees = DashboardQueries.of(DashboardQueries.file()).stream()
+                .filter(DashboardQueries::needsIoCost).toList();
+        List<String> unserved = DashboardCoverage.unserved(guarantees, whileShort);
+        note("dashboard: %d queries of the guarantees row checked against the scrape", guarantees.size());
+        assertTrue(!guarantees.isEmpty() && unserved.isEmpty(), "the dashboard uses what the driver does not serve:\n"
+                + String.join("\n", unserved) + "\nscrape:\n" + whileShort.text());
 
         CompletableFuture<List<Double>> recovered = contendInBackground(all);
         // judged on a whole window (10 s) of contention on the recovered disk, not on the idle pause before it

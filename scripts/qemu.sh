@@ -24,7 +24,11 @@ LVMQOS_QEMU_PROBE_TIMEOUT=${LVMQOS_QEMU_PROBE_TIMEOUT:-120}
 # LVMQOS_QEMU_KEEP_PROBE=1 keeps the probe boot's directory under /tmp (its console), to see why it failed.
 LVMQOS_QEMU_PACKAGES="qemu-system-x86 busybox-static kmod xz-utils"
 # What the initramfs loads to reach the root over 9p; their dependencies come from modules.dep.
-LVMQOS_QEMU_INITRD_MODULES="virtio virtio_ring virtio_pci virtio_blk netfs fscache 9pnet 9pnet_virtio 9p"
+# overlay: the root of a guest whose init is systemd is an overlay of a tmpfs over the 9p root.
+LVMQOS_QEMU_INITRD_MODULES="virtio virtio_ring virtio_pci virtio_blk netfs fscache 9pnet 9pnet_virtio 9p overlay"
+# What the initramfs's /init can do; a cached initramfs of another version is made again (lvmqos_qemu_initrd_current).
+# 2: the systemd handover (LVMQOS_SYSTEMD=1).
+LVMQOS_QEMU_INITRD_VERSION=3
 # 9p mount options of the root: a large message size and the page cache, because the guest reads the
 # JDK and the class path through it under software emulation. The root is read-only and the host does
 # not change it while a guest runs, so caching it loosely is safe; /tmp and the out directory, which
@@ -104,7 +108,11 @@ lvmqos_qemu_vmlinux() {
 
 # lvmqos_qemu_initramfs ROOT RELEASE OUT: writes OUT, a gzip'd newc cpio: busybox-static, the modules
 # that reach the root, and an /init that mounts the host's / over 9p and switch_roots into
-# $LVMQOS_INIT. On failure prints one line saying why and returns 1.
+# $LVMQOS_INIT. With LVMQOS_SYSTEMD=1 on the kernel command line, the new root is instead an overlay
+# (the 9p root read-only below, a tmpfs above, so that systemd can write /etc and /var), and /init hands
+# over to systemd as PID 1, which runs $LVMQOS_INIT as the one service of its default target (the
+# payload's init then skips what systemd has mounted already). Writes OUT.version beside it.
+# On failure prints one line saying why and returns 1.
 lvmqos_qemu_initramfs() {
   ir_root=$1 ir_release=$2 ir_out=$3
   ir_modules=$ir_root/lib/modules/$ir_release
@@ -115,7 +123,7 @@ lvmqos_qemu_initramfs() {
   mkdir -p "$ir_stage/bin" "$ir_stage/modules" "$ir_stage/dev" "$ir_stage/proc" "$ir_stage/sys" "$ir_stage/newroot" ||
     { echo "cannot write $ir_stage"; return 1; }
   cp "$ir_busybox" "$ir_stage/bin/busybox" || { echo "cannot copy $ir_busybox"; return 1; }
-  for applet in sh mount umount insmod mkdir cat echo sleep switch_root poweroff uname; do
+  for applet in sh mount umount insmod mkdir cat echo sleep switch_root poweroff uname ln mknod; do
     ln -s busybox "$ir_stage/bin/$applet"
   done
   ir_files=$(lvmqos_qemu_module_files "$ir_modules" $LVMQOS_QEMU_INITRD_MODULES) ||
@@ -145,17 +153,77 @@ for module in /modules/*.ko; do
     out=\$(insmod "\$module" 2>&1) || fail "insmod \$module: \$out"
 done
 [ -n "\$LVMQOS_INIT" ] || fail "no LVMQOS_INIT=<path of the init> on the kernel command line"
-out=\$(mount -t 9p -o $LVMQOS_QEMU_ROOT_OPTIONS root /newroot 2>&1) ||
+if [ "\$LVMQOS_SYSTEMD" != 1 ]; then
+    out=\$(mount -t 9p -o $LVMQOS_QEMU_ROOT_OPTIONS root /newroot 2>&1) ||
+        fail "mount of the host's root over 9p (virtfs mount_tag=root): \$out"
+    [ -x "/newroot\$LVMQOS_INIT" ] || fail "\$LVMQOS_INIT is not an executable file in the host's root"
+    # The init finds a devtmpfs on /dev; it mounts /proc and /sys itself.
+    mount --move /dev /newroot/dev || fail "cannot move /dev into the new root"
+    exec switch_root /newroot "\$LVMQOS_INIT"
+fi
+# systemd as PID 1: it writes /etc, /var and the machine id, so the root is an overlay of a tmpfs over
+# the host's read-only root. The lower and upper layers stay reachable under /run/lvmqos-root.
+mkdir -p /layers
+mount -t tmpfs -o mode=755 layers /layers || fail "cannot mount a tmpfs for the overlay's layers"
+mkdir -p /layers/lower /layers/upper /layers/work
+out=\$(mount -t 9p -o $LVMQOS_QEMU_ROOT_OPTIONS root /layers/lower 2>&1) ||
     fail "mount of the host's root over 9p (virtfs mount_tag=root): \$out"
-[ -x "/newroot\$LVMQOS_INIT" ] || fail "\$LVMQOS_INIT is not an executable file in the host's root"
-# The init finds a devtmpfs on /dev; it mounts /proc and /sys itself.
+[ -x "/layers/lower\$LVMQOS_INIT" ] || fail "\$LVMQOS_INIT is not an executable file in the host's root"
+[ -x /layers/lower/lib/systemd/systemd ] || fail "no /lib/systemd/systemd in the host's root: apt-get install systemd"
+out=\$(mount -t overlay -o lowerdir=/layers/lower,upperdir=/layers/upper,workdir=/layers/work root /newroot 2>&1) ||
+    fail "cannot mount the overlay root: \$out"
+# An empty machine id is a first boot's: systemd makes one up in memory. No fstab: nothing to mount
+# but what systemd mounts itself. Units of the host's own (its services, timers, getty) would only
+# slow the emulated boot: the default target is the test bed's, which wants dbus and the payload only.
+units=/newroot/etc/systemd/system
+mkdir -p "\$units" /newroot/etc
+: > /newroot/etc/machine-id
+: > /newroot/etc/fstab
+cat > "\$units/lvmqos-payload.service" << UNIT || fail "cannot write the payload's unit"
+[Unit]
+Description=lvmqos test bed: the guest's init script and its payload
+Wants=dbus.socket
+After=basic.target dbus.socket
+[Service]
+Type=oneshot
+Environment=LVMQOS_GUEST_KIND=\$LVMQOS_GUEST_KIND LVMQOS_PARAMS=\$LVMQOS_PARAMS LVMQOS_INIT_SYSTEM=systemd
+ExecStart=\$LVMQOS_INIT
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+UNIT
+cat > "\$units/lvmqos.target" << UNIT || fail "cannot write the test bed's target"
+[Unit]
+Description=lvmqos test bed
+Requires=basic.target lvmqos-payload.service
+After=basic.target
+AllowIsolate=yes
+UNIT
+# No login prompt on the console the payload writes to.
+ln -s /dev/null "\$units/serial-getty@ttyS0.service"
+# The guest's /tmp becomes the host's own /tmp (init.sh mounts it), which the guest must never clean:
+# no boot-time emptying of /tmp (it also took minutes over 9p) and no ageing timer.
+mkdir -p /newroot/etc/tmpfiles.d
+for conf in tmp.conf systemd-tmp.conf x11.conf; do ln -s /dev/null "/newroot/etc/tmpfiles.d/\$conf"; done
+ln -s /dev/null "\$units/systemd-tmpfiles-clean.timer"
+# The host's root may carry a container's marker (/.dockerenv); a whiteout hides it, or systemd would
+# take this virtual machine for a container and behave as in one.
+[ -e /layers/lower/.dockerenv ] && mknod /layers/upper/.dockerenv c 0 0
 mount --move /dev /newroot/dev || fail "cannot move /dev into the new root"
-exec switch_root /newroot "\$LVMQOS_INIT"
+exec switch_root /newroot /lib/systemd/systemd --unit=lvmqos.target
 EOF
   chmod 755 "$ir_stage/init"
   (cd "$ir_stage" && find . | "$ir_busybox" cpio -o -H newc -R 0:0 2>/dev/null) | gzip -9 > "$ir_out.partial" ||
     { echo "cannot write the initramfs $ir_out"; return 1; }
-  mv "$ir_out.partial" "$ir_out" && rm -rf "$ir_stage"
+  mv "$ir_out.partial" "$ir_out" && rm -rf "$ir_stage" && echo "$LVMQOS_QEMU_INITRD_VERSION" > "$ir_out.version"
+}
+
+# lvmqos_qemu_initrd_current DIR: makes DIR's initramfs again if it was made by an older version of
+# lvmqos_qemu_initramfs (a kernel cached before its /init learnt what this script now asks of it).
+lvmqos_qemu_initrd_current() {
+  ic_dir=$1
+  [ "$(cat "$ic_dir/initrd.gz.version" 2>/dev/null)" = "$LVMQOS_QEMU_INITRD_VERSION" ] && return 0
+  lvmqos_qemu_initramfs "$ic_dir/root" "$(cat "$ic_dir/release")" "$ic_dir/initrd.gz"
 }
 
 # lvmqos_qemu_fetch: brings the suite's linux-image-amd64 kernel into the cache (once per version), with
@@ -266,7 +334,9 @@ lvmqos_pick_qemu() {
   fi
   # A kernel fetched before, newest version first.
   for qemu_dir in $(ls -d "$LVMQOS_QEMU_CACHE"/*/ready 2>/dev/null | sed 's,/ready$,,' | sort -rV); do
-    if qemu_out=$(lvmqos_qemu_probe "$qemu_dir"); then lvmqos_qemu_use "$qemu_dir" "$qemu_out"; return 0; fi
+    if qemu_out=$(flock "$LVMQOS_QEMU_CACHE" sh -c '. "$0"; . "$1"; lvmqos_qemu_initrd_current "$2"' \
+        "$LVMQOS_SCRIPTS_DIR/lib.sh" "$LVMQOS_SCRIPTS_DIR/qemu.sh" "$qemu_dir") &&
+        qemu_out=$(lvmqos_qemu_probe "$qemu_dir"); then lvmqos_qemu_use "$qemu_dir" "$qemu_out"; return 0; fi
     qemu_tried="$qemu_tried
   - $(cat "$qemu_dir/origin" 2>/dev/null), cached in $qemu_dir: $qemu_out"
   done

@@ -13,6 +13,11 @@
 # are the kernel package's (LVMQOS_QEMU_MODULES, loaded by modprobe, which the kernel also uses for
 # what it loads by itself), and the end is a power-off, which ends qemu, rather than a halt.
 #
+# A qemu guest may have systemd as PID 1 (QemuGuest.Builder.systemd): the initramfs then makes the root
+# an overlay and systemd runs this script as a oneshot service with LVMQOS_INIT_SYSTEM=systemd. It
+# leaves alone what systemd mounted (/proc, /sys, /dev, /run and the cgroup2 tree), and powers off the
+# same way; everything else is as in the other guests.
+#
 # Every stage prints "LVMQOS-STAGE <stage> start", then "... ok" or "... failed: <why>" on the console,
 # so the host can tell a boot failure from a module, volume group, cgroup or payload failure. Whatever
 # happens, the script ends in a halt: if PID 1 exits the kernel panics, and if it blocks only the host's
@@ -25,6 +30,7 @@ LC_ALL=C
 export PATH LC_ALL
 OUT_READY=0
 LVMQOS_GUEST_KIND=${LVMQOS_GUEST_KIND:-uml}
+LVMQOS_INIT_SYSTEM=${LVMQOS_INIT_SYSTEM:-none}
 # qemu's 9p transport: a large message size, because the guest reads and writes host files through it.
 NINEP_OPTIONS=trans=virtio,version=9p2000.L,msize=512000
 
@@ -74,13 +80,15 @@ run() {
 marker "init start kernel=$(uname -r) $(uname -v)"
 
 marker "mounts start"
-run mounts mount -t proc proc /proc
-run mounts mount -t sysfs sysfs /sys
+mountpoint -q /proc || run mounts mount -t proc proc /proc
+mountpoint -q /sys || run mounts mount -t sysfs sysfs /sys
 # This kernel mounts devtmpfs on /dev by itself (DEVTMPFS_MOUNT), or qemu's initramfs moved its own
 # here; mount it only where neither did.
 mountpoint -q /dev || run mounts mount -t devtmpfs devtmpfs /dev
-run mounts mkdir -p /dev/shm
-run mounts mount -t tmpfs -o mode=1777 shm /dev/shm
+if ! mountpoint -q /dev/shm; then
+    run mounts mkdir -p /dev/shm
+    run mounts mount -t tmpfs -o mode=1777 shm /dev/shm
+fi
 # The root is read-only: everything that writes (LVM's locks, cgroup mount points) goes to /run.
 # /tmp is the host's own /tmp, writable: a checkout cloned under /tmp (as CI may do) must stay
 # visible at the same paths, since the classpath and the run directory are absolute host paths.
@@ -89,8 +97,9 @@ if [ "$LVMQOS_GUEST_KIND" = qemu ]; then
 else
     run mounts mount -t hostfs -o /tmp hosttmp /tmp
 fi
-run mounts mount -t tmpfs -o mode=755 run /run
-marker "mounts ok"
+# Under systemd, /run is its tmpfs already, holding its and D-Bus's sockets: never mounted over.
+mountpoint -q /run || run mounts mount -t tmpfs -o mode=755 run /run
+marker "mounts ok init-system=$LVMQOS_INIT_SYSTEM"
 
 marker "params start"
 if [ -z "$LVMQOS_PARAMS" ] || [ ! -r "$LVMQOS_PARAMS" ]; then
@@ -234,7 +243,10 @@ cgroup_root=${LVMQOS_CGROUP_ROOT:-/sys/fs/cgroup}
 case "${LVMQOS_CGROUP_MODE:-none}" in
     v2)
         [ -d "$cgroup_root" ] || run cgroup mkdir -p "$cgroup_root"
-        run cgroup mount -t cgroup2 cgroup2 "$cgroup_root"
+        # systemd mounts the unified tree itself, and owns the root's controllers from then on
+        if [ "$LVMQOS_INIT_SYSTEM" != systemd ] || ! mountpoint -q "$cgroup_root"; then
+            run cgroup mount -t cgroup2 cgroup2 "$cgroup_root"
+        fi
         # io gives io.max to the children; memory too, because cgroup v2 attributes (and so throttles)
         # buffered writeback only where both controllers are on. A guest may ask for more (+cpu +pids).
         controllers=${LVMQOS_CGROUP_CONTROLLERS:-+io +memory}
@@ -266,7 +278,7 @@ LVMQOS_GUEST=1
 LVMQOS_CGROUP_ROOT=$cgroup_root
 HOME=/tmp
 export LVMQOS_GUEST LVMQOS_GUEST_KIND LVMQOS_OUT LVMQOS_RUN_DIR LVMQOS_DISKS LVMQOS_VGS LVMQOS_VG LVMQOS_THIN_POOL \
-    LVMQOS_THIN_POOLS LVMQOS_CGROUP_MODE LVMQOS_CGROUP_ROOT LVMQOS_MODULE_DIR HOME
+    LVMQOS_THIN_POOLS LVMQOS_CGROUP_MODE LVMQOS_CGROUP_ROOT LVMQOS_MODULE_DIR LVMQOS_INIT_SYSTEM HOME
 # The kernel passes every unknown key=value of its command line to init: UML's own, and the initramfs's.
 unset mem uml_dir LVMQOS_INIT
 if [ -n "$LVMQOS_PAYLOAD_ENV" ]; then

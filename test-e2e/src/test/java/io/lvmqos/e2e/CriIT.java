@@ -5,10 +5,8 @@ import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import io.lvmqos.e2e.uml.UmlGuest;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
@@ -24,19 +22,8 @@ class CriIT {
 
     @BeforeAll
     static void buildImages() throws IOException, InterruptedException {
-        repository = Path.of(System.getProperty("lvmqos.jar")).toAbsolutePath().normalize().getParent().getParent().getParent();
-        Process build = new ProcessBuilder(repository.resolve("scripts/build-image").toString())
-                .directory(repository.toFile()).inheritIO().start();
-        if (!build.waitFor(10, TimeUnit.MINUTES)) {
-            build.destroyForcibly();
-            throw new AssertionError("scripts/build-image did not finish within 10 minutes");
-        }
-        if (build.exitValue() != 0) {
-            throw new AssertionError("scripts/build-image failed with exit code " + build.exitValue());
-        }
-        if (!Files.isRegularFile(repository.resolve("target/image/lvmqos.oci.tar"))) {
-            throw new AssertionError("scripts/build-image made no target/image/lvmqos.oci.tar");
-        }
+        ProjectImages.build();
+        repository = ProjectImages.repository();
     }
 
     private static UmlGuest.Builder guest(String name, CgroupMode mode) {

@@ -40,6 +40,17 @@ public final class CriPods {
     public static Sandbox run(CriClient cri, String name, String namespace, QosClass qos, boolean privileged) throws IOException {
         String uid = UUID.randomUUID().toString();
         Pod pod = GuestPods.create(uid, qos, CgroupDriver.CGROUPFS, "");
+        return run(cri, name, namespace, pod, "/" + GuestPods.layout(uid, qos, CgroupDriver.CGROUPFS, ""), privileged);
+    }
+
+    /**
+     * RunPodSandbox for a pod whose cgroup the caller made, with kubelet's {@code cgroup_parent} for
+     * it: the cgroupfs path, or under the systemd driver the pod slice's unit name
+     * ({@code kubepods-burstable-pod<uid>.slice}), which runc expands to the path of its slices.
+     */
+    public static Sandbox run(CriClient cri, String name, String namespace, Pod pod, String cgroupParent,
+                              boolean privileged) throws IOException {
+        String uid = pod.uid();
         Path logs = GuestContainerd.POD_LOGS.resolve(namespace + "_" + name + "_" + uid);
         Files.createDirectories(logs);
         Cri.NamespaceOption hostNetwork = Cri.NamespaceOption.newBuilder().setNetwork(Cri.NamespaceMode.NODE)
@@ -51,7 +62,7 @@ public final class CriPods {
                 .putLabels("io.kubernetes.pod.namespace", namespace)
                 .putLabels("io.kubernetes.pod.uid", uid)
                 .setLinux(Cri.LinuxPodSandboxConfig.newBuilder()
-                        .setCgroupParent("/" + GuestPods.layout(uid, qos, CgroupDriver.CGROUPFS, ""))
+                        .setCgroupParent(cgroupParent)
                         .setSecurityContext(Cri.LinuxSandboxSecurityContext.newBuilder()
                                 .setNamespaceOptions(hostNetwork).setPrivileged(privileged)))
                 .build();

@@ -125,11 +125,17 @@ public class GuaranteeCheck {
                 .findFirst().orElseThrow(() -> new AssertionError("no io.cost.model line: " + calibration.stdout()));
         calibrated = CostModel.fromSettings(CostModel.settingsOf(modelLine.substring(modelLine.indexOf(' ') + 1)))
                 .orElseThrow();
-        // qemu counts every request against the one throttle, whatever its direction or pattern
-        for (long iops : List.of(calibrated.rrandiops(), calibrated.wrandiops(), calibrated.rseqiops(),
-                calibrated.wseqiops())) {
-            assertTrue(iops >= 0.9 * DISK_IOPS && iops <= 1.1 * DISK_IOPS, "4 KiB IOPS of a disk throttled to "
+        // qemu counts every request against the one throttle, whatever its direction: random 4 KiB
+        // requests are its figure. Sequential ones may do better, never worse: qemu's virtio-blk merges
+        // adjacent requests that reach it in one batch before its throttle counts them, and a host
+        // busy with other work makes the batches longer (531 and 596 beside other builds, 2026-12-07)
+        for (long iops : List.of(calibrated.rrandiops(), calibrated.wrandiops())) {
+            assertTrue(iops >= 0.9 * DISK_IOPS && iops <= 1.1 * DISK_IOPS, "random 4 KiB IOPS of a disk throttled to "
                     + DISK_IOPS + ": " + modelLine);
+        }
+        for (long iops : List.of(calibrated.rseqiops(), calibrated.wseqiops())) {
+            assertTrue(iops >= 0.9 * DISK_IOPS, "sequential 4 KiB IOPS of a disk throttled to " + DISK_IOPS + ": "
+                    + modelLine);
         }
         assertTrue(ok("lvm", "vgs", "--noheadings", "-o", "vg_tags", group).contains("lvmqos.iocost=rbps:"
                 + calibrated.rbps() + "/"), "the model is recorded in the group's tag");

@@ -3,7 +3,6 @@ package io.lvmqos.e2e.guest;
 import static io.lvmqos.e2e.guest.Csi2.create;
 import static io.lvmqos.e2e.uml.GuestCommand.ok;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,6 +13,7 @@ import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
 import io.lvmqos.e2e.uml.GuestCommand;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +21,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * What the io.cost checks in the qemu node share: volumes published as raw block devices into
@@ -108,35 +113,54 @@ final class IoCostPods {
     }
 
     /**
-     * Runs the jobs at once, each in a new container of its pod (none: outside any pod); their read
-     * rates in the same order: IOPS, or MiB/s for a job of 1 MiB blocks. When every job has a pod,
-     * the rates are the kernel's count of each pod's reads on its disk (the pod cgroup's io.stat)
-     * over one window all the jobs share, from 4 s after the start to {@code seconds}: each fio
-     * starts its clock when its container is up, so fio's own averages cover slightly different
-     * spans, and a pod whose span sticks out alone had the whole disk then (it once read 7.00:1 for
-     * weights that gave 8.00 the run before). Otherwise, and for a pod without io.stat, they are
-     * fio's own figures.
+     * Runs the jobs at once, each in a new container of its pod (none: outside any pod); their rates
+     * in the same order, as {@link #rates} gives them.
      */
     static List<Double> readIops(List<List<String>> jobs, List<Pod> pods, int seconds)
             throws IOException, InterruptedException {
-        long started = System.nanoTime();
-        List<Process> running = new ArrayList<>();
+        List<Job> all = new ArrayList<>();
         for (int i = 0; i < jobs.size(); i++) {
             List<String> argv = i < pods.size() ? pods.get(i).inNewContainer(jobs.get(i)) : jobs.get(i);
-            running.add(new ProcessBuilder(argv).redirectErrorStream(true).start());
+            Optional<Path> cgroup = i < pods.size() ? Optional.of(pods.get(i).cgroup()) : Optional.empty();
+            String disk = cgroup.isPresent() ? wholeDiskOf(Path.of(option(jobs.get(i), "--filename"))) : "";
+            all.add(new Job(jobs.get(i), cgroup, disk, fio -> process(argv)));
         }
-        boolean byKernel = pods.size() == jobs.size();
-        List<String> disks = new ArrayList<>();
+        return rates(all, seconds);
+    }
+
+    /**
+     * A fio job to run beside others: its arguments, the cgroup whose io.stat counts its I/O (none:
+     * fio's own figures are taken) on which disk (MAJ:MIN), and how it is started (a process, a CRI
+     * exec...), which gives its output once it ends.
+     */
+    record Job(List<String> fio, Optional<Path> cgroup, String disk,
+               Function<List<String>, CompletableFuture<String>> start) {
+    }
+
+    /**
+     * Runs the jobs at once; their rates in the same order: IOPS, or MiB/s for a job of 1 MiB blocks,
+     * of reads or, for a job that writes, of writes. When every job has a cgroup, the rates are the
+     * kernel's count of each cgroup's I/O on its disk (io.stat) over one window all the jobs share,
+     * from 4 s after the start to {@code seconds}: each fio starts its clock when its container is
+     * up, so fio's own averages cover slightly different spans, and a pod whose span sticks out alone
+     * had the whole disk then (it once read 7.00:1 for weights that gave 8.00 the run before).
+     * Otherwise, and for a cgroup without io.stat, they are fio's own figures.
+     */
+    static List<Double> rates(List<Job> jobs, int seconds) throws IOException, InterruptedException {
+        long started = System.nanoTime();
+        List<CompletableFuture<String>> running = new ArrayList<>();
+        for (Job job : jobs) {
+            running.add(job.start().apply(job.fio()));
+        }
+        boolean byKernel = jobs.stream().allMatch(job -> job.cgroup().isPresent());
         List<long[]> before = new ArrayList<>();
         long windowStart = 0;
         if (byKernel) {
-            for (List<String> job : jobs) {
-                disks.add(wholeDiskOf(Path.of(option(job, "--filename"))));
-            }
             TimeUnit.NANOSECONDS.sleep(started + TimeUnit.SECONDS.toNanos(4) - System.nanoTime());
+            awaitEveryJobDoingIo(jobs, started + TimeUnit.SECONDS.toNanos(seconds / 2));
             windowStart = System.nanoTime();
             for (int i = 0; i < jobs.size(); i++) {
-                before.add(reads(pods.get(i).cgroup(), disks.get(i)));
+                before.add(done(jobs.get(i)));
             }
             TimeUnit.NANOSECONDS.sleep(started + TimeUnit.SECONDS.toNanos(seconds) - System.nanoTime());
         }
@@ -144,25 +168,79 @@ final class IoCostPods {
         double window = (System.nanoTime() - windowStart) / 1e9;
         if (byKernel) {
             for (int i = 0; i < jobs.size(); i++) {
-                after.add(reads(pods.get(i).cgroup(), disks.get(i)));
+                after.add(done(jobs.get(i)));
             }
         }
         List<Double> rates = new ArrayList<>();
         for (int i = 0; i < running.size(); i++) {
-            Process fio = running.get(i);
-            String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(fio.waitFor(seconds + 60, TimeUnit.SECONDS), "fio did not finish");
-            assertEquals(0, fio.exitValue(), out);
-            boolean mebibytes = option(jobs.get(i), "--bs").equals("1M");
+            String out;
+            try {
+                out = running.get(i).get(seconds + 60, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                throw new AssertionError("fio " + jobs.get(i).fio() + " did not finish: " + e, e);
+            }
+            boolean mebibytes = option(jobs.get(i).fio(), "--bs").equals("1M");
             if (byKernel && before.get(i) != null && after.get(i) != null) {
                 long[] delta = {after.get(i)[0] - before.get(i)[0], after.get(i)[1] - before.get(i)[1]};
                 rates.add(mebibytes ? delta[1] / (double) (1 << 20) / window : delta[0] / window);
             } else {
-                JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0).path("read");
+                JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0)
+                        .path(writes(jobs.get(i)) ? "write" : "read");
                 rates.add(mebibytes ? job.path("bw_bytes").asDouble() / (1 << 20) : job.path("iops").asDouble());
             }
         }
         return rates;
+    }
+
+    /**
+     * Waits until each job's cgroup has done I/O for a second (at most until {@code deadline}): a job
+     * started through a container runtime may take longer than the 4 s to begin (runc's exec under
+     * emulation on a busy host took 5 s), and a window opened before it would count its neighbours
+     * alone on the disk.
+     */
+    private static void awaitEveryJobDoingIo(List<Job> jobs, long deadline) throws IOException, InterruptedException {
+        List<long[]> first = new ArrayList<>();
+        for (Job job : jobs) {
+            first.add(done(job));
+        }
+        TimeUnit.SECONDS.sleep(1);
+        for (int i = 0; i < jobs.size() && System.nanoTime() < deadline; i++) {
+            long[] now = done(jobs.get(i));
+            if (first.get(i) != null && now != null && now[0] == first.get(i)[0]) {
+                first.set(i, now);
+                TimeUnit.MILLISECONDS.sleep(200);
+                i = -1; // look at every job again
+            }
+        }
+    }
+
+    /** A process's output once it ended, having exited 0. */
+    private static CompletableFuture<String> process(List<String> argv) {
+        try {
+            Process fio = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            return CompletableFuture.supplyAsync(() -> {
+                try {
+                    String out = new String(fio.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    assertEquals(0, fio.waitFor(), out);
+                    return out;
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + argv, e);
+        }
+    }
+
+    private static boolean writes(Job job) {
+        return option(job.fio(), "--rw").contains("write");
+    }
+
+    private static long[] done(Job job) throws IOException {
+        return ioStat(job.cgroup().orElseThrow(), job.disk(), writes(job) ? "w" : "r");
     }
 
     /** A job's {@code --name=value}. */
@@ -172,10 +250,11 @@ final class IoCostPods {
     }
 
     /**
-     * The reads and bytes read io.stat counts for the cgroup on the disk (MAJ:MIN); null where the
-     * cgroup has no io.stat (a pod whose QoS slice does not enable io below it).
+     * The operations and bytes io.stat counts for the cgroup on the disk (MAJ:MIN) in one direction
+     * ({@code r} or {@code w}); null where the cgroup has no io.stat (a pod whose QoS slice does not
+     * enable io below it).
      */
-    private static long[] reads(Path cgroup, String disk) throws IOException {
+    private static long[] ioStat(Path cgroup, String disk, String direction) throws IOException {
         Path stat = cgroup.resolve("io.stat");
         if (!Files.exists(stat)) {
             return null;
@@ -185,10 +264,10 @@ final class IoCostPods {
                 long ios = 0;
                 long bytes = 0;
                 for (String field : line.split(" ")) {
-                    if (field.startsWith("rios=")) {
-                        ios = Long.parseLong(field.substring("rios=".length()));
-                    } else if (field.startsWith("rbytes=")) {
-                        bytes = Long.parseLong(field.substring("rbytes=".length()));
+                    if (field.startsWith(direction + "ios=")) {
+                        ios = Long.parseLong(field.substring(direction.length() + "ios=".length()));
+                    } else if (field.startsWith(direction + "bytes=")) {
+                        bytes = Long.parseLong(field.substring(direction.length() + "bytes=".length()));
                     }
                 }
                 return new long[] {ios, bytes};

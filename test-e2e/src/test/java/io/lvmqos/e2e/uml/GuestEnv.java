@@ -41,6 +41,8 @@ public final class GuestEnv {
     public static final String DISK_IOPS = "LVMQOS_DISK_IOPS";
     /** The driver's jar, from the host's system property {@code lvmqos.jar}, when it is set. */
     public static final String DRIVER_JAR = "LVMQOS_JAR";
+    /** {@code systemd} when systemd is the guest's PID 1 and runs init as a service; {@code none} otherwise. */
+    public static final String INIT_SYSTEM = "LVMQOS_INIT_SYSTEM";
 
     private GuestEnv() {
     }
@@ -60,6 +62,11 @@ public final class GuestEnv {
     /** {@code uml} or {@code qemu}; {@code uml} where init said nothing (it always says, since qemu guests exist). */
     public static String guestKind() {
         return optional(GUEST_KIND).orElse("uml");
+    }
+
+    /** Whether systemd is PID 1 (a qemu guest built with {@code systemd()}). */
+    public static boolean underSystemd() {
+        return optional(INIT_SYSTEM).filter("systemd"::equals).isPresent();
     }
 
     public static Path outDir() {

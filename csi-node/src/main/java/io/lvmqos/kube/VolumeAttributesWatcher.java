@@ -121,7 +121,7 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
         volumeInformer = client.persistentVolumes().withLimit(LIST_PAGE).runnableInformer(resync.toMillis())
                 .removeNamespaceIndex();
         // only this node's volumes of this driver are kept, and of each only what deciding needs: the
-        // cluster's other PersistentVolumes pass through a page at a time (VolumeAttributesFootprintBenchmark)
+        // cluster's other PersistentVolumes pass through a page at a time (DeployedFootprintBenchmark)
         volumeInformer.itemStore(new KeptItemStore<>(new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE,
                 PersistentVolume.class, client.getKubernetesSerialization(),
                 "spec.csi.driver", "spec.csi.volumeHandle", "spec.volumeAttributesClassName"),

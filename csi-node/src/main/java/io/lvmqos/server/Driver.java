@@ -110,7 +110,7 @@ public final class Driver {
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
                         settings.wipeBytesPerSecond()), catalog, locks,
-                new DeviceMountPoints(mountTable), pods, guarantees);
+                new DeviceMountPoints(mountTable), pods, guarantees, runner::callDeadline);
         QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
         Mounter mounter = Mounter.create(mountTable, kubeletPaths);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,

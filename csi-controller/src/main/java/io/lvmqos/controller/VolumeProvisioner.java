@@ -1,9 +1,9 @@
 package io.lvmqos.controller;
 
 import csi.v1.Csi;
-import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
+import io.lvmqos.exec.Deadline;
 import io.lvmqos.lvm.DeviceUsers;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
@@ -22,15 +22,14 @@ import io.lvmqos.volume.VolumeParameters;
 import io.lvmqos.volume.VolumeParameters.LvmType;
 import io.lvmqos.volume.VolumeTags;
 import java.math.BigDecimal;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,11 +53,13 @@ public final class VolumeProvisioner {
     private final DeviceUsers users;
     private final PodLimitsApplier pods;
     private final GuaranteePolicy guarantees;
+    private final Supplier<Deadline> callDeadline;
     private final RecentContents recent;
 
     public VolumeProvisioner(Lvm lvm, ResumableWipe wipe, VolumeCatalog catalog, KeyedLocks locks, DeviceUsers users,
-                             PodLimitsApplier pods, GuaranteePolicy guarantees) {
+                             PodLimitsApplier pods, GuaranteePolicy guarantees, Supplier<Deadline> callDeadline) {
         this.guarantees = guarantees;
+        this.callDeadline = callDeadline;
         this.lvm = lvm;
         this.wipe = wipe;
         this.catalog = catalog;
@@ -423,12 +424,7 @@ public final class VolumeProvisioner {
                         List.of(Lvm.tag(VolumeTags.WIPED, Long.toString(wiped))));
                 saved.set(wiped);
             }
-        }, timeLeft());
-    }
-
-    private static Optional<Duration> timeLeft() {
-        return Optional.ofNullable(Context.current().getDeadline())
-                .map(deadline -> Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+        }, callDeadline.get().remaining());
     }
 
     /**

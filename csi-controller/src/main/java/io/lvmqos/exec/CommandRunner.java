@@ -22,13 +22,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Runs external programs: argument arrays, {@code LC_ALL=C} so that messages are parseable, both
  * streams drained concurrently so a chatty child cannot block on a full pipe, and a timeout that
- * never outlives the caller's gRPC deadline.
+ * never outlives the {@link Deadline} the caller gives, or, where it gives none, the deadline of the
+ * call in progress as the supplier the runner was made with reads it (the service layer's, which
+ * knows the RPC; this package knows no RPC type).
  *
  * <p>A child that must be stopped, because its timeout passed or because the thread waiting for
  * it was interrupted (the driver shutting down), first gets SIGTERM and {@link Command#stopGrace()}
@@ -48,13 +51,22 @@ public final class CommandRunner {
     private static final Duration OUTPUT_GRACE = Duration.ofSeconds(1);
 
     private final Map<String, String> environment;
+    private final Supplier<Deadline> callDeadline;
 
-    public CommandRunner(Map<String, String> extraEnvironment) {
+    /** {@code callDeadline} gives the deadline of the call the current thread serves, {@link Deadline#NONE} outside one. */
+    public CommandRunner(Map<String, String> extraEnvironment, Supplier<Deadline> callDeadline) {
         this.environment = Map.copyOf(extraEnvironment);
+        this.callDeadline = callDeadline;
     }
 
+    /** A runner for work that no call started (tools, tests): commands keep their own timeouts. */
     public CommandRunner() {
-        this(Map.of());
+        this(Map.of(), () -> Deadline.NONE);
+    }
+
+    /** The deadline of the call the current thread serves, for waits before a command (locks, turns). */
+    public Deadline callDeadline() {
+        return callDeadline.get();
     }
 
     /** Finds a system program in the sbin and bin directories, as an absolute path. */
@@ -68,9 +80,14 @@ public final class CommandRunner {
         return SEARCH_PATH.stream().map(dir -> dir.resolve(name)).filter(Files::isExecutable).findFirst();
     }
 
-    /** Runs the command and returns whatever it exited with. */
+    /** Runs the command within the current call's deadline and returns whatever it exited with. */
     public CommandResult run(Command command) {
-        Duration timeout = effectiveTimeout(command.timeout());
+        return run(command, callDeadline());
+    }
+
+    /** Runs the command within {@code deadline} and returns whatever it exited with. */
+    public CommandResult run(Command command, Deadline deadline) {
+        Duration timeout = deadline.bound(command.timeout());
         long started = System.nanoTime();
         Process process = start(command);
         CompletableFuture<String> stdout = drain(process.getInputStream());
@@ -116,11 +133,11 @@ public final class CommandRunner {
     /**
      * Runs a command whose output is too large to hold: each line of stdout goes to {@code lines}
      * on the calling thread as it is read, so the pace is the consumer's. The timeout (within the
-     * caller's deadline) stops the child as {@link #run} does; so does an exception from the
+     * current call's deadline) stops the child as {@link #run} does; so does an exception from the
      * consumer (a client that went away), which is rethrown. The result has an empty stdout.
      */
     public CommandResult runStreaming(Command command, Consumer<String> lines) {
-        Duration timeout = effectiveTimeout(command.timeout());
+        Duration timeout = callDeadline().bound(command.timeout());
         Process process = start(command);
         CompletableFuture<String> stderr = drain(process.getErrorStream());
         AtomicBoolean timedOut = new AtomicBoolean();
@@ -187,7 +204,7 @@ public final class CommandRunner {
     public CommandRunner withEnvironment(Map<String, String> more) {
         Map<String, String> merged = new HashMap<>(environment);
         merged.putAll(more);
-        return new CommandRunner(merged);
+        return new CommandRunner(merged, callDeadline);
     }
 
     /** The value the runner's children see for an environment variable. */
@@ -205,18 +222,6 @@ public final class CommandRunner {
         } catch (IOException e) {
             throw DriverException.failedPrecondition("cannot run " + command.program() + ": " + e.getMessage());
         }
-    }
-
-    /** The command's timeout, shortened to what is left of the caller's deadline. */
-    public static Duration effectiveTimeout(Duration requested) {
-        Optional<Duration> remaining = CallDeadline.remaining();
-        if (remaining.isEmpty()) {
-            return requested;
-        }
-        if (!remaining.get().isPositive()) {
-            throw DriverException.deadlineExceeded("the caller's deadline has already passed");
-        }
-        return requested.compareTo(remaining.get()) < 0 ? requested : remaining.get();
     }
 
     /**

@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * failed liveness restarts the container. So the verdict means "this process serves", never "LVM is
  * fast": a slow lvm, or one that fails, leaves it as it was (and is logged). It turns not-ready in
  * two cases only: lvm has answered that a volume group does not exist (a node this DaemonSet should
- * not run on, or one whose disks are gone), or lvm has given the check no answer at all for longer
+ * not run on, or one whose disks are gone: the check runs again every period, so the group's
+ * appearance turns Probe ready with no restart), or lvm has given the check no answer at all for longer
  * than {@code unanswered} (a VG lock held for good, an lvm stuck in the kernel): a process whose
  * every LVM call can only end by its deadline does not serve, and a verdict kept from before that
  * would be stale. The check's own vgs does not queue behind the driver's other lvm commands
@@ -32,6 +33,12 @@ import org.slf4j.LoggerFactory;
 public final class HealthCheck implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HealthCheck.class);
+
+    /**
+     * The node label that places the node plugin in the chart and the kustomize base: where the operator
+     * says the volume groups are. Named in the not-ready reason, which is what an operator reads first.
+     */
+    public static final String NODE_LABEL = "lvmqos.csi.io/volume-groups";
 
     /** How long lvm may leave the check unanswered before Probe says not ready, unless told otherwise. */
     public static final Duration DEFAULT_UNANSWERED = Duration.ofSeconds(30);
@@ -124,7 +131,10 @@ public final class HealthCheck implements AutoCloseable {
             List<String> missing = volumeGroups.stream().filter(vg -> lookup.find(vg).isEmpty()).toList();
             next = missing.isEmpty()
                     ? new Verdict(true, Optional.empty())
-                    : new Verdict(false, Optional.of("volume group(s) " + missing + " not found"));
+                    : new Verdict(false, Optional.of("volume group(s) " + missing + " not found on this node: create "
+                            + "them, or keep the node plugin off this node (its DaemonSet's node label, "
+                            + NODE_LABEL + "=true by default, deploy/README.md); Probe turns ready by itself once lvm "
+                            + "finds them"));
         } catch (DriverException.DeadlineExceeded e) {
             // no answer: the clock of the oldest unanswered check keeps running
             log.warn("health check: lvm did not answer ({}); Probe keeps its last answer for at most {} s",

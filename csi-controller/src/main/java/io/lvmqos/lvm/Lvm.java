@@ -10,13 +10,11 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -51,7 +49,7 @@ public final class Lvm {
     private final VolumeGroupLimiter limiter;
     private final Optional<LvmShells> shells;
     private final ConcurrentHashMap<String, Changes> changes = new ConcurrentHashMap<>();
-    private final ThinPoolKernel kernelPools;
+    private final ThinPools thinPools;
 
     /**
      * How many metadata changes this driver has started and finished on a volume group: two equal
@@ -70,11 +68,11 @@ public final class Lvm {
         this.lvm = lvmProgram;
         this.limiter = limiter;
         this.shells = shells;
-        this.kernelPools = new ThinPoolKernel(runner, CommandRunner::locate);
+        this.thinPools = new ThinPools(runner, CommandRunner::locate);
     }
 
     public Lvm(CommandRunner runner, Path lvmProgram) {
-        this(runner, lvmProgram, VolumeGroupLimiter.standard(), Optional.empty());
+        this(runner, lvmProgram, VolumeGroupLimiter.standard(runner::callDeadline), Optional.empty());
     }
 
     /** lvm forked once per command. */
@@ -88,8 +86,13 @@ public final class Lvm {
      */
     public static Lvm withShells(CommandRunner runner, Path workDir) {
         Path program = CommandRunner.locate("lvm");
-        return new Lvm(runner, program, VolumeGroupLimiter.standard(),
+        return new Lvm(runner, program, VolumeGroupLimiter.standard(runner::callDeadline),
                 Optional.of(new LvmShells(runner, program, workDir, CHANGE_STOP_GRACE)));
+    }
+
+    /** The owner of the group's thin pools' kernel side, which this and the changed-block reads share. */
+    public ThinPools thinPools() {
+        return thinPools;
     }
 
     /** Ends the idle lvm shells, if this runs lvm in shells. */
@@ -438,28 +441,12 @@ public final class Lvm {
      * LV is made in the kernel by whichever lvm next changes the pool, and a snapshot then takes its
      * origin's data of that later moment: a snapshot answered before that would hold data written
      * after its answer. Within the group's change turn, so that no create of the driver's is between
-     * its two commits while this compares them; names that are no thin LV are left out.
+     * its two commits while this compares them ({@link ThinPools} compares LVM's record, read here,
+     * with the kernel's); names that are no thin LV are left out.
      */
     public Set<String> queuedInPool(String volumeGroup, Collection<String> names) {
-        return limiter.runChange(volumeGroup, REPORT_TIMEOUT, () -> {
-            Set<String> queued = new TreeSet<>();
-            for (HalfSentPoolChange.Recorded pool : recordedPools(volumeGroup)) {
-                Map<String, Long> asked = new HashMap<>(pool.thinIds());
-                asked.keySet().retainAll(Set.copyOf(names));
-                // an inactive pool's messages are sent when lvm activates it, before any of its LVs can be
-                if (asked.isEmpty() || !pool.active()
-                        || kernelPools.transactionId(volumeGroup, pool.pool()) == pool.transactionId()) {
-                    continue;
-                }
-                Set<Long> held = kernelPools.deviceIds(volumeGroup, pool.pool());
-                asked.forEach((name, id) -> {
-                    if (!held.contains(id)) {
-                        queued.add(name);
-                    }
-                });
-            }
-            return queued;
-        });
+        return limiter.runChange(volumeGroup, REPORT_TIMEOUT,
+                () -> thinPools.queued(volumeGroup, recordedPools(volumeGroup), names));
     }
 
     /**
@@ -474,25 +461,11 @@ public final class Lvm {
         Optional<String> line = LvmFailure.POOL_CHANGE_HALF_SENT.isWhy(result)
                 ? LvmFailure.POOL_CHANGE_HALF_SENT.line(result) : Optional.empty();
         Optional<String> kernelPool = line.flatMap(HalfSentPoolChange::kernelPoolOf);
-        if (kernelPool.isEmpty() || !finishHalfSentChange(volumeGroup, kernelPool.get(), line.get())) {
+        if (kernelPool.isEmpty() || !thinPools.finishRefusedChange(volumeGroup, kernelPool.get(), line.get(),
+                recordedPools(volumeGroup))) {
             return result;
         }
         return runHere(volumeGroup, command);
-    }
-
-    private boolean finishHalfSentChange(String volumeGroup, String kernelPool, String said) {
-        Optional<HalfSentPoolChange.Recorded> recorded = recordedPools(volumeGroup).stream()
-                .filter(pool -> ThinPoolKernel.tpool(volumeGroup, pool.pool()).equals(kernelPool)).findFirst();
-        if (recorded.isEmpty()) {
-            log.warn("lvm said \"{}\", and group {} has no thin pool of that device: left as it is", said, volumeGroup);
-            return false;
-        }
-        String pool = recorded.get().pool();
-        Optional<String> refusal = finishHalfSent(volumeGroup, recorded.get(),
-                kernelPools.transactionId(volumeGroup, pool), "lvm said \"" + said + "\"");
-        refusal.ifPresent(why -> log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said,
-                volumeGroup, pool, why));
-        return refusal.isEmpty();
     }
 
     /**
@@ -502,46 +475,8 @@ public final class Lvm {
      * turn. Returns the pools finished.
      */
     public List<String> finishHalfSentPoolChanges(String volumeGroup) {
-        return limiter.runChange(volumeGroup, REPORT_TIMEOUT, () -> {
-            List<String> finished = new ArrayList<>();
-            for (HalfSentPoolChange.Recorded pool : recordedPools(volumeGroup)) {
-                if (!pool.active()) {
-                    continue;
-                }
-                long kernelTransaction = kernelPools.transactionId(volumeGroup, pool.pool());
-                if (HalfSentPoolChange.whyNotOneChangeBehind(pool, kernelTransaction).isPresent()) {
-                    continue;
-                }
-                Optional<String> refusal = finishHalfSent(volumeGroup, pool, kernelTransaction, "found at start");
-                if (refusal.isEmpty()) {
-                    finished.add(pool.pool());
-                } else {
-                    // a create queued and not sent yet is sent by lvm's next change of the pool; anything
-                    // else makes that change fail, and the driver's own change then logs it as a warning
-                    log.info("thin pool {}/{} is one change behind LVM's record and was left as it is: {}",
-                            volumeGroup, pool.pool(), refusal.get());
-                }
-            }
-            return finished;
-        });
-    }
-
-    /** Empty when the pool's change was finished; otherwise why it was left as it is. */
-    private Optional<String> finishHalfSent(String volumeGroup, HalfSentPoolChange.Recorded recorded,
-                                            long kernelTransaction, String cause) {
-        String pool = recorded.pool();
-        // the metadata snapshot and its dump only for a pool the transaction ids do not rule out already
-        Optional<String> refusal = HalfSentPoolChange.whyNotOneChangeBehind(recorded, kernelTransaction)
-                .or(() -> HalfSentPoolChange.whyNotFinishable(recorded, kernelTransaction,
-                        kernelPools.deviceIds(volumeGroup, pool)));
-        if (refusal.isPresent()) {
-            return refusal;
-        }
-        kernelPools.setTransactionId(volumeGroup, pool, kernelTransaction, recorded.transactionId());
-        log.warn("finished a change of thin pool {}/{} that a killed lvm left half sent ({}): the kernel held every "
-                + "device LVM records, so its transaction id was moved from {} to {}", volumeGroup, pool, cause,
-                kernelTransaction, recorded.transactionId());
-        return Optional.empty();
+        return limiter.runChange(volumeGroup, REPORT_TIMEOUT,
+                () -> thinPools.finishHalfSentChanges(volumeGroup, recordedPools(volumeGroup)));
     }
 
     /** The group's thin pools as LVM's metadata records them; read within a turn the caller holds. */
@@ -562,7 +497,7 @@ public final class Lvm {
      */
     public static LogicalVolume madeThin(String volumeGroup, String name, long sizeBytes, Map<String, String> tags,
                                          LogicalVolume pool, Instant created) {
-        Path device = Path.of("/dev/mapper", volumeGroup.replace("-", "--") + "-" + name.replace("-", "--"));
+        Path device = new DeviceMapperName(volumeGroup, name).path();
         return new LogicalVolume(volumeGroup, name, sizeBytes, LogicalVolume.SegmentType.THIN, true, false, false,
                 pool.zeroing(), tags, Optional.of(pool.name()), Optional.empty(), created.truncatedTo(ChronoUnit.SECONDS),
                 device, OptionalDouble.of(0), OptionalDouble.empty(), LogicalVolume.PoolHealth.OK);

@@ -51,14 +51,16 @@ final class LvmShell implements AutoCloseable {
 
     private final Process process;
     private final Command identity;
+    private final CommandRunner runner;
     private final Writer input;
     private final BlockingQueue<String> output = new LinkedBlockingQueue<>();
     private long idleSince = System.nanoTime();
     private boolean broken;
 
-    private LvmShell(Process process, Command identity) {
+    private LvmShell(Process process, Command identity, CommandRunner runner) {
         this.process = process;
         this.identity = identity;
+        this.runner = runner;
         this.input = process.outputWriter(StandardCharsets.UTF_8);
         Thread.ofVirtual().name("lvm-shell-" + process.pid()).start(this::readOutput);
     }
@@ -69,7 +71,7 @@ final class LvmShell implements AutoCloseable {
         Process process = runner.startLongLived(identity, Map.of("LVM_SYSTEM_DIR", systemDir.toString(),
                 "LVM_REPORT_FD", "1", "LVM_SUPPRESS_FD_WARNINGS", "1"));
         log.debug("started lvm shell {} with configuration {}", process.pid(), systemDir);
-        return new LvmShell(process, identity);
+        return new LvmShell(process, identity, runner);
     }
 
     /** Whether the shell can run {@code command} as it is: lvm's own verb and plain arguments. */
@@ -96,7 +98,7 @@ final class LvmShell implements AutoCloseable {
      * fresh shell may run it); otherwise the result a forked lvm would have returned.
      */
     Optional<CommandResult> run(Command command) {
-        Duration timeout = CommandRunner.effectiveTimeout(command.timeout());
+        Duration timeout = runner.callDeadline().bound(command.timeout());
         long started = System.nanoTime();
         long until = started + timeout.toNanos();
         output.clear();

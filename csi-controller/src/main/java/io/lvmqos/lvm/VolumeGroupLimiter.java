@@ -1,7 +1,7 @@
 package io.lvmqos.lvm;
 
 import io.lvmqos.errors.DriverException;
-import io.lvmqos.exec.CallDeadline;
+import io.lvmqos.exec.Deadline;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,9 +46,9 @@ public final class VolumeGroupLimiter {
         this.deadline = deadline;
     }
 
-    /** The shipped bound, waiting within the current gRPC call's deadline. */
-    public static VolumeGroupLimiter standard() {
-        return new VolumeGroupLimiter(DEFAULT_PERMITS, DEFAULT_RESERVE, CallDeadline::remaining);
+    /** The shipped bound, waiting within the deadline of the call in progress as {@code callDeadline} gives it. */
+    public static VolumeGroupLimiter standard(Supplier<Deadline> callDeadline) {
+        return new VolumeGroupLimiter(DEFAULT_PERMITS, DEFAULT_RESERVE, () -> callDeadline.get().remaining());
     }
 
     /**

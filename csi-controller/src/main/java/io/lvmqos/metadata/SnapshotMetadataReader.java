@@ -6,24 +6,20 @@ import io.lvmqos.errors.Echo;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.lvm.ThinDevice;
-import io.lvmqos.volume.KeyedLocks;
+import io.lvmqos.lvm.ThinPools;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.VolumeId;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Answers SnapshotMetadata's two questions from a thin pool's metadata: which chunks a snapshot has
- * allocated, and in which chunks two snapshots of one volume differ. The pool's metadata snapshot is
- * reserved for the read and released on every way out of it; one left behind by a crash is released
- * at start-up ({@link #releaseStale}). Reads of one pool take turns: a pool has one metadata snapshot.
+ * allocated, and in which chunks two snapshots of one volume differ. The pool's metadata snapshot,
+ * its one frozen copy of the mappings, is {@link ThinPools}'s: a read runs inside it, and reads of
+ * one pool take turns there with every other use of it.
  */
 public final class SnapshotMetadataReader {
-
-    private static final Logger log = LoggerFactory.getLogger(SnapshotMetadataReader.class);
 
     /** A snapshot (or volume) resolved to its thin device, with the volume it was taken of. */
     public record Resolved(VolumeId id, ThinDevice device, String volume) {
@@ -31,15 +27,14 @@ public final class SnapshotMetadataReader {
 
     private final Lvm lvm;
     private final ThinPoolMetadata metadata;
-    private final KeyedLocks locks;
+    private final ThinPools pools;
     private final String node;
     private final List<String> volumeGroups;
 
-    public SnapshotMetadataReader(Lvm lvm, ThinPoolMetadata metadata, KeyedLocks locks, String node,
-                                  List<String> volumeGroups) {
+    public SnapshotMetadataReader(Lvm lvm, ThinPoolMetadata metadata, String node, List<String> volumeGroups) {
         this.lvm = lvm;
         this.metadata = metadata;
-        this.locks = locks;
+        this.pools = lvm.thinPools();
         this.node = node;
         this.volumeGroups = List.copyOf(volumeGroups);
     }
@@ -74,7 +69,8 @@ public final class SnapshotMetadataReader {
         ThinDevice device = snapshot.device();
         requireWithin(device, startingOffset);
         BlockPager pager = new BlockPager(device.chunkBytes(), device.sizeBytes(), startingOffset, maxResults, pages);
-        withMetadataSnapshot(device, () -> metadata.mappings(device.volumeGroup(), device.pool(), device.thinId(), pager));
+        pools.readingMetadataSnapshot(device.volumeGroup(), device.pool(),
+                frozen -> metadata.mappings(frozen, device.thinId(), pager));
         pager.finish();
     }
 
@@ -90,27 +86,9 @@ public final class SnapshotMetadataReader {
         ThinDevice device = target.device();
         requireWithin(device, startingOffset);
         BlockPager pager = new BlockPager(device.chunkBytes(), device.sizeBytes(), startingOffset, maxResults, pages);
-        withMetadataSnapshot(device, () -> metadata.delta(device.volumeGroup(), device.pool(), base.device().thinId(),
-                device.thinId(), pager));
+        pools.readingMetadataSnapshot(device.volumeGroup(), device.pool(),
+                frozen -> metadata.delta(frozen, base.device().thinId(), device.thinId(), pager));
         pager.finish();
-    }
-
-    /**
-     * Releases metadata snapshots that a driver killed during a read left held: at start-up, for
-     * the pools of the volumes just indexed, with dmsetup only (no lvm command is added to the start).
-     * A read that finds one held releases it too.
-     */
-    public void releaseStale(List<ManagedVolume> volumes) {
-        volumes.stream().map(ManagedVolume::lv).filter(LogicalVolume::isThin)
-                .map(lv -> List.of(lv.volumeGroup(), lv.pool().orElse(""))).filter(p -> !p.get(1).isEmpty())
-                .distinct().forEach(pool -> {
-                    try (KeyedLocks.Held held = locks.lock(lockKey(pool.get(0), pool.get(1)))) {
-                        if (metadata.release(pool.get(0), pool.get(1))) {
-                            log.info("released the metadata snapshot of thin pool {}/{} that an earlier run left held",
-                                    pool.get(0), pool.get(1));
-                        }
-                    }
-                });
     }
 
     private static String describe(Resolved resolved) {
@@ -121,34 +99,6 @@ public final class SnapshotMetadataReader {
         if (startingOffset < 0 || startingOffset >= device.sizeBytes()) {
             throw DriverException.outOfRange("starting_offset " + startingOffset + " is outside the " + device.sizeBytes()
                     + " bytes of " + device.volumeGroup() + "/" + device.name());
-        }
-    }
-
-    private static String lockKey(String volumeGroup, String pool) {
-        return "metadata-snapshot:" + volumeGroup + "/" + pool;
-    }
-
-    private void withMetadataSnapshot(ThinDevice device, Runnable read) {
-        String pool = device.volumeGroup() + "/" + device.pool();
-        try (KeyedLocks.Held held = locks.lock(lockKey(device.volumeGroup(), device.pool()))) {
-            try {
-                metadata.reserve(device.volumeGroup(), device.pool());
-            } catch (DriverException.Unavailable taken) {
-                // under this lock no read of ours holds it: a crashed run left it, if start-up has not released it yet
-                if (!metadata.release(device.volumeGroup(), device.pool())) {
-                    throw taken;
-                }
-                log.info("released the metadata snapshot of thin pool {} that an earlier run left held", pool);
-                metadata.reserve(device.volumeGroup(), device.pool());
-            }
-            try {
-                read.run();
-            } finally {
-                if (!metadata.release(device.volumeGroup(), device.pool())) {
-                    log.warn("could not release the metadata snapshot of thin pool {}; the next start-up releases it",
-                            pool);
-                }
-            }
         }
     }
 }

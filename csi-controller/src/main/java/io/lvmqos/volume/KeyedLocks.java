@@ -1,7 +1,6 @@
 package io.lvmqos.volume;
 
 import io.lvmqos.errors.DriverException;
-import io.lvmqos.exec.CallDeadline;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,11 +23,6 @@ public final class KeyedLocks {
     /** {@code deadline} gives what is left of the caller's deadline; empty waits without limit. */
     public KeyedLocks(Supplier<Optional<Duration>> deadline) {
         this.deadline = deadline;
-    }
-
-    /** Waits within the current gRPC call's deadline. */
-    public KeyedLocks() {
-        this(CallDeadline::remaining);
     }
 
     /** A held lock; closing it releases it. */

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,11 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,17 +23,11 @@ class CommandRunnerTest {
 
     static final Duration GENEROUS = Duration.ofSeconds(10);
     static final Path SH = Path.of("/bin/sh");
-    static final ScheduledExecutorService SCHEDULER = Executors.newSingleThreadScheduledExecutor();
 
     final CommandRunner runner = new CommandRunner();
 
     @TempDir
     Path dir;
-
-    @AfterAll
-    static void stopScheduler() {
-        SCHEDULER.shutdownNow();
-    }
 
     static Command sh(Duration timeout, String script) {
         return Command.of(SH, timeout, "-c", script);
@@ -123,7 +112,7 @@ class CommandRunnerTest {
 
     @Test
     void extraEnvironmentReachesTheChild() {
-        CommandRunner configured = new CommandRunner(Map.of("LVM_SYSTEM_DIR", "/etc/lvmqos/lvm"));
+        CommandRunner configured = new CommandRunner().withEnvironment(Map.of("LVM_SYSTEM_DIR", "/etc/lvmqos/lvm"));
         List<String> environment = configured.run(Command.of(Path.of("/usr/bin/env"), GENEROUS)).stdout().lines()
                 .toList();
         assertTrue(environment.contains("LVM_SYSTEM_DIR=/etc/lvmqos/lvm"), environment.toString());
@@ -178,42 +167,41 @@ class CommandRunnerTest {
     }
 
     @Test
-    void aShorterGrpcDeadlineWinsOverTheCommandTimeout() {
-        Context.CancellableContext context = Context.current().withDeadlineAfter(200, TimeUnit.MILLISECONDS, SCHEDULER);
-        try {
-            long started = System.nanoTime();
-            assertThrows(DriverException.DeadlineExceeded.class, () -> context.call(
-                    () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofSeconds(30), "30"))));
-            assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
-        } finally {
-            context.cancel(null);
-        }
+    void aShorterDeadlineWinsOverTheCommandTimeout() {
+        long started = System.nanoTime();
+        assertThrows(DriverException.DeadlineExceeded.class, () -> runner.run(
+                Command.of(Path.of("/bin/sleep"), Duration.ofSeconds(30), "30"), Deadline.after(Duration.ofMillis(200))));
+        assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
     }
 
     @Test
-    void aLongerGrpcDeadlineLeavesTheCommandTimeoutInForce() throws Exception {
-        Context.CancellableContext context = Context.current().withDeadlineAfter(30, TimeUnit.SECONDS, SCHEDULER);
-        try {
-            long started = System.nanoTime();
-            assertThrows(DriverException.DeadlineExceeded.class, () -> context.call(
-                    () -> runner.run(Command.of(Path.of("/bin/sleep"), Duration.ofMillis(200), "30"))));
-            assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
-        } finally {
-            context.cancel(null);
-        }
+    void aLongerDeadlineLeavesTheCommandTimeoutInForce() {
+        long started = System.nanoTime();
+        assertThrows(DriverException.DeadlineExceeded.class, () -> runner.run(
+                Command.of(Path.of("/bin/sleep"), Duration.ofMillis(200), "30"), Deadline.after(Duration.ofSeconds(30))));
+        assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(3)) < 0);
     }
 
     @Test
-    void aGrpcDeadlineAlreadyPassedRunsNothing() {
+    void aDeadlineAlreadyPassedRunsNothing() {
         Path marker = dir.resolve("ran");
-        Context.CancellableContext context = Context.current().withDeadlineAfter(-1, TimeUnit.SECONDS, SCHEDULER);
-        try {
-            assertThrows(DriverException.DeadlineExceeded.class, () -> context.call(
-                    () -> runner.run(Command.of(Path.of("/usr/bin/touch"), GENEROUS, marker.toString()))));
-            assertFalse(Files.exists(marker));
-        } finally {
-            context.cancel(null);
-        }
+        assertThrows(DriverException.DeadlineExceeded.class, () -> runner.run(
+                Command.of(Path.of("/usr/bin/touch"), GENEROUS, marker.toString()), Deadline.after(Duration.ofSeconds(-1))));
+        assertFalse(Files.exists(marker));
+    }
+
+    @Test
+    void withoutADeadlineGivenTheRunnerKeepsTheCallsDeadline() {
+        Path marker = dir.resolve("ran");
+        CommandRunner serving = new CommandRunner(Map.of(), () -> Deadline.after(Duration.ofSeconds(-1)));
+        assertThrows(DriverException.DeadlineExceeded.class, () -> serving.run(
+                Command.of(Path.of("/usr/bin/touch"), GENEROUS, marker.toString())));
+        assertThrows(DriverException.DeadlineExceeded.class, () -> serving.withEnvironment(Map.of("A", "1")).run(
+                Command.of(Path.of("/usr/bin/touch"), GENEROUS, marker.toString())));
+        assertFalse(Files.exists(marker));
+        assertTrue(serving.run(Command.of(Path.of("/usr/bin/touch"), GENEROUS, marker.toString()), Deadline.NONE)
+                .succeeded(), "a deadline given explicitly is the one kept");
+        assertTrue(Files.exists(marker));
     }
 
     @Test

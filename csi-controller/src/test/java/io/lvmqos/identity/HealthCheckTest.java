@@ -58,6 +58,29 @@ class HealthCheckTest {
     }
 
     @Test
+    void aMissingVolumeGroupSaysWhatToDo() {
+        answer.set(Optional.empty());
+
+        String reason = health.check().reason().orElseThrow();
+
+        assertTrue(reason.contains("create them, or keep the node plugin off this node"), reason);
+        assertTrue(reason.contains("lvmqos.csi.io/volume-groups=true"), reason);
+    }
+
+    /** A node whose group is made after the plugin started needs no restart: the next check finds it. */
+    @Test
+    void aVolumeGroupMadeLaterTurnsProbeReadyAtTheNextCheck() {
+        answer.set(Optional.empty());
+        assertFalse(health.check().ready());
+        assertFalse(health.verdict().ready());
+
+        answer.set(PRESENT);
+
+        assertTrue(health.check().ready());
+        assertEquals(Optional.empty(), health.verdict().reason());
+    }
+
+    @Test
     void aMisconfigurationKeepsProbeNotReadyWhateverLvmAnswers() {
         health.misconfigured("/var/lib/kubelet/pods is not shared: mountPropagation: Bidirectional");
 

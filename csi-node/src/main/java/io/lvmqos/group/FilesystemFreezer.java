@@ -1,10 +1,10 @@
 package io.lvmqos.group;
 
-import io.grpc.Context;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.exec.Deadline;
 import io.lvmqos.mount.PinnedMount;
 import java.time.Duration;
 
@@ -40,14 +40,7 @@ final class FilesystemFreezer {
      * the filesystem was not frozen or is gone.
      */
     boolean thaw(PinnedMount mount) {
-        Command thaw = command("--unfreeze", mount);
-        try {
-            return Context.ROOT.call(() -> runner.run(thaw)).succeeded();
-        } catch (DriverException e) {
-            throw e;
-        } catch (Exception e) {
-            throw DriverException.internal(thaw.display() + " failed", e);
-        }
+        return runner.run(command("--unfreeze", mount), Deadline.NONE).succeeded();
     }
 
     private static Command command(String action, PinnedMount mount) {

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * they name, and applies a class's parameters whenever a volume's class (or the class) changes.
  *
  * <p>Informers list everything first and then watch, so a plugin that was down during a change
- * applies it when it starts. A class whose parameters this driver refuses is logged and skipped.
+ * applies it when it starts. The list is read a page at a time and only this node's volumes of this
+ * driver are kept, so the heap holds one page and this node's share, whatever the cluster's size. A class whose parameters this driver refuses is logged and skipped.
  * Applying runs on one worker thread, never on the client's threads; what failed in a way that
  * may pass is tried again after a delay, and at each resync.
  *
@@ -119,10 +120,12 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
         classInformer.exceptionHandler((started, failure) -> true);
         volumeInformer = client.persistentVolumes().withLimit(LIST_PAGE).runnableInformer(resync.toMillis())
                 .removeNamespaceIndex();
-        // only what deciding needs is kept per PersistentVolume, whichever driver it belongs to
-        volumeInformer.itemStore(new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE,
+        // only this node's volumes of this driver are kept, and of each only what deciding needs: the
+        // cluster's other PersistentVolumes pass through a page at a time (DeployedFootprintBenchmark)
+        volumeInformer.itemStore(new KeptItemStore<>(new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE,
                 PersistentVolume.class, client.getKubernetesSerialization(),
-                "spec.csi.driver", "spec.csi.volumeHandle", "spec.volumeAttributesClassName"));
+                "spec.csi.driver", "spec.csi.volumeHandle", "spec.volumeAttributesClassName"),
+                pv -> ours(pv).isPresent()));
         volumeInformer.addEventHandler(handler(this::volumeSeen, this::volumeGone, volumesListed));
         volumeInformer.exceptionHandler((started, failure) -> true);
         // classes first, so that a volume is not reported as naming a class that is merely not read yet
@@ -171,6 +174,11 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
     /** Whether both watches are established; for tests. */
     synchronized boolean watching() {
         return classInformer != null && classInformer.isWatching() && volumeInformer.isWatching();
+    }
+
+    /** The names of the PersistentVolumes the informer holds; for tests. */
+    synchronized Set<String> cachedVolumeNames() {
+        return Set.copyOf(volumeInformer.getStore().listKeys());
     }
 
     /** Runs on the worker after everything handed to it so far; for tests. */

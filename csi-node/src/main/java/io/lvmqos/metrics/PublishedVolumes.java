@@ -2,6 +2,7 @@ package io.lvmqos.metrics;
 
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.lvm.DeviceMapperName;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.node.PodUid;

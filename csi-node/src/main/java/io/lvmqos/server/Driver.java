@@ -25,12 +25,12 @@ import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
 import io.lvmqos.kube.VolumeAttributesWatcher;
 import io.lvmqos.kube.VolumeModifier;
+import io.lvmqos.lvm.DeviceMapperName;
 import io.lvmqos.lvm.DeviceWiper;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.metadata.SnapshotMetadataReader;
 import io.lvmqos.metadata.SnapshotMetadataService;
 import io.lvmqos.metadata.ThinPoolMetadata;
-import io.lvmqos.metrics.DeviceMapperName;
 import io.lvmqos.metrics.MetricsServer;
 import io.lvmqos.metrics.SysBlock;
 import io.lvmqos.mount.KubeletPaths;
@@ -75,12 +75,12 @@ public final class Driver {
     }
 
     public static void run(DriverSettings settings) throws Exception {
-        CommandRunner runner = new CommandRunner();
+        CommandRunner runner = new CommandRunner(Map.of(), CallDeadlines::ofCurrentCall);
         Lvm lvm = settings.lvmShellDir().map(dir -> Lvm.withShells(runner, dir)).orElseGet(() -> Lvm.onThisHost(runner));
         HealthCheck health = new HealthCheck(lvm::volumeGroupOutOfTurn, settings.volumeGroups(),
                 settings.probeLvmTimeout());
         VolumeCatalog catalog = new VolumeCatalog(lvm, settings.nodeId(), settings.volumeGroups());
-        KeyedLocks locks = new KeyedLocks();
+        KeyedLocks locks = new KeyedLocks(() -> runner.callDeadline().remaining());
         MountTable mountTable = new MountTable();
         Files.createDirectories(settings.kubeletDir());
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName(), mountTable);
@@ -110,7 +110,7 @@ public final class Driver {
         VolumeProvisioner provisioner = new VolumeProvisioner(lvm,
                 new ResumableWipe(DeviceWiper.onThisHost(runner)::zero, ResumableWipe.Clock.SYSTEM,
                         settings.wipeBytesPerSecond()), catalog, locks,
-                new DeviceMountPoints(mountTable), pods, guarantees);
+                new DeviceMountPoints(mountTable), pods, guarantees, runner::callDeadline);
         QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
         Mounter mounter = Mounter.create(mountTable, kubeletPaths);
         NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
@@ -120,7 +120,7 @@ public final class Driver {
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),
-                locks, settings.nodeId(), settings.volumeGroups());
+                settings.nodeId(), settings.volumeGroups());
         List<BindableService> services = List.of(
                 new IdentityService(settings.driverName(), settings.version(), health),
                 new ControllerService(provisioner, qos, settings.watchKubernetes()),
@@ -167,7 +167,7 @@ public final class Driver {
                 log.warn("could not thaw filesystems that group snapshots left frozen: {}", e.getMessage());
             }
             try {
-                snapshotMetadata.releaseStale(indexed);
+                lvm.thinPools().releaseStaleSnapshots(indexed.stream().map(ManagedVolume::lv).toList());
             } catch (RuntimeException e) {
                 log.warn("could not release thin pools' metadata snapshots left held: {}", e.getMessage());
             }

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -180,6 +181,25 @@ class VolumeAttributesWatcherTest {
         // events of one watch arrive in order: once this one is applied, the others were seen
         switchClass("pv-ours", "faster");
         modifier.assertNext(id(NODE, "pv-ours"), FASTER, WAIT);
+        assertNothingElseApplied(watcher);
+    }
+
+    /** What the informer holds grows with this node's volumes, not with the cluster's. */
+    @Test
+    void onlyThisNodesVolumesOfThisDriverAreHeld() throws Exception {
+        createClass("fast", DRIVER, FAST);
+        createVolume("pv-ours", DRIVER, NODE, "fast");
+        createVolume("pv-other-node", DRIVER, "node-b", "fast");
+        createVolume("pv-other-driver", "other.csi.io", NODE, "fast");
+        VolumeAttributesWatcher watcher = started();
+        modifier.assertNext(id(NODE, "pv-ours"), FAST, WAIT);
+        createVolume("pv-ours-later", DRIVER, NODE, null);
+        createVolume("pv-other-node-later", DRIVER, "node-b", null);
+        switchClass("pv-other-node", "faster");
+        client.persistentVolumes().withName("pv-other-driver").delete();
+        switchClass("pv-ours-later", "fast");
+        modifier.assertNext(id(NODE, "pv-ours-later"), FAST, WAIT);
+        assertEquals(Set.of("pv-ours", "pv-ours-later"), watcher.cachedVolumeNames());
         assertNothingElseApplied(watcher);
     }
 

@@ -1,15 +1,11 @@
 package io.lvmqos.e2e.bench;
 
-import csi.v1.Csi;
-import io.grpc.StatusRuntimeException;
-import io.lvmqos.e2e.CsiClient;
 import io.lvmqos.e2e.DriverProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * application class-data-sharing archive, with the AOT cache the image uses, and with the AOT cache
  * but without each of the shipped memory flags in turn, which shows what each one is worth.
  * A benchmark: it reports, it does not assert times.
- * Run: ./bench startup   (or mvn -pl test-e2e -am verify -Pbench -Dit.test=StartupBenchmark)
+ * Run: mvn -pl test-e2e -am verify -Pbench -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=StartupBenchmark
  */
 class StartupBenchmark {
 
@@ -75,36 +71,8 @@ class StartupBenchmark {
         BenchReport.write("startup", report.toString());
     }
 
-    /** The flags plus an AOT cache trained, as the image's is, by a start and the first calls of a plugin. */
     private List<String> withAotCache(List<String> flags, String name) throws Exception {
-        Path cache = dir.resolve(name + ".aot");
-        List<String> training = new ArrayList<>(flags);
-        training.add("-XX:AOTCacheOutput=" + cache);
-        Path socket = dir.resolve("training.sock");
-        try (DriverProcess driver = DriverProcess.start(socket, dir.resolve("training.log"), training,
-                "--node-id", "bench", "--volume-group", "lvmqos-bench-absent")) {
-            probeUntilAnswered(socket);
-            try (CsiClient client = CsiClient.connect(socket)) {
-                client.identity().getPluginInfo(Csi.GetPluginInfoRequest.getDefaultInstance());
-                client.identity().getPluginCapabilities(Csi.GetPluginCapabilitiesRequest.getDefaultInstance());
-                client.node().nodeGetInfo(Csi.NodeGetInfoRequest.getDefaultInstance());
-                client.node().nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest.getDefaultInstance());
-                client.controller().controllerGetCapabilities(Csi.ControllerGetCapabilitiesRequest.getDefaultInstance());
-                try {
-                    client.node().nodeUnpublishVolume(Csi.NodeUnpublishVolumeRequest.getDefaultInstance());
-                } catch (StatusRuntimeException expected) {
-                    // INVALID_ARGUMENT: the path of an error answer
-                }
-            }
-            // the cache is written at exit, by a second JVM the first one waits for
-            driver.terminate(Duration.ofSeconds(120));
-        }
-        if (!Files.isRegularFile(cache) || Files.size(cache) == 0) {
-            throw new AssertionError("the training run wrote no AOT cache: " + Files.readString(dir.resolve("training.log")));
-        }
-        List<String> withCache = new ArrayList<>(flags);
-        withCache.add("-XX:AOTCache=" + cache);
-        return withCache;
+        return AotCache.trained(dir, flags, name);
     }
 
     private String measure(List<String> flags, String label, int runs) throws Exception {
@@ -120,7 +88,7 @@ class StartupBenchmark {
             long started = System.nanoTime();
             try (DriverProcess driver = DriverProcess.start(prefix, socket, dir.resolve("bench.log"), flags,
                     "--node-id", "bench", "--volume-group", "lvmqos-bench-absent")) {
-                probeUntilAnswered(socket);
+                AotCache.probeUntilAnswered(socket);
                 startMillis[run] = (System.nanoTime() - started) / 1e6;
                 Thread.sleep(5000);
                 rssMiB[run] = residentKiB(driver.process().pid()) / 1024.0;
@@ -130,22 +98,6 @@ class StartupBenchmark {
         return String.format("| %s | %.0f | %.0f | %.1f | %.1f |%n", label, BenchReport.percentile(startMillis, 50),
                 BenchReport.percentile(startMillis, 100), BenchReport.percentile(rssMiB, 50),
                 BenchReport.percentile(rssMiB, 100));
-    }
-
-    private static void probeUntilAnswered(Path socket) throws Exception {
-        while (!Files.exists(socket)) {
-            Thread.sleep(2);
-        }
-        try (CsiClient client = CsiClient.connect(socket)) {
-            while (true) {
-                try {
-                    client.identity().withDeadlineAfter(5, TimeUnit.SECONDS).probe(Csi.ProbeRequest.getDefaultInstance());
-                    return;
-                } catch (RuntimeException notYet) {
-                    Thread.sleep(2);
-                }
-            }
-        }
     }
 
     private static String loadAverage() throws Exception {

@@ -34,6 +34,12 @@ class ArchitectureReadmeTest {
     private static final Pattern NAMED = Pattern.compile("`([a-z]+)`");
     // A use of another package: an import, a static import or a qualified name (also in Javadoc).
     private static final Pattern USE = Pattern.compile("\\bio\\.lvmqos\\.([a-z]+)\\.[A-Z]");
+    /**
+     * Packages below the services, which get a call's deadline as a value and report failures as
+     * driver exceptions: no gRPC type in them (docs/architecture.md, "Deadlines are values").
+     */
+    private static final List<String> BELOW_THE_SERVICES = List.of("volume", "lvm", "exec");
+    private static final Pattern GRPC = Pattern.compile("\\bio\\.grpc\\.");
     /** Pairs of packages allowed to use each other: none. */
     private static final Set<Set<String>> CYCLES = Set.of();
 
@@ -88,6 +94,25 @@ class ArchitectureReadmeTest {
                         pkg + " of csi-controller uses " + used + " of csi-node"));
             }
         });
+    }
+
+    @Test
+    void thePackagesBelowTheServicesKnowNoGrpcType() {
+        Path root = DeployTree.root().resolve("csi-controller/src/main/java/io/lvmqos");
+        List<String> found = new ArrayList<>();
+        for (String pkg : BELOW_THE_SERVICES) {
+            Path dir = root.resolve(pkg);
+            assertTrue(Files.isDirectory(dir), dir + " exists");
+            try (Stream<Path> files = Files.walk(dir)) {
+                for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                    Files.readString(file).lines().filter(line -> GRPC.matcher(line).find())
+                            .forEach(line -> found.add(root.relativize(file) + ": " + line.strip()));
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        assertTrue(found.isEmpty(), String.join("\n", found));
     }
 
     @Test

@@ -36,7 +36,10 @@ class ChartSchemaTest {
             "52428800", "4294967294", "4294967295", "999999999999999999", "9223372036854775807",
             "9223372036854775808", "999999Ti", "9Ei", "1Pi", "0", "00", "-1", "-300", "+5", "1.5", "1.5k", "0.5",
             "0.000001", "0.0", "1e3", "1E3", "10m", "abc", "", " 3", "3 ", "0x10", "007", "1.0", "Mi", "5 Mi", "1,000",
-            "max", "MAX", "Max", "unlimited", " max", "max ", "maximum", "none", "None", "800", "10000", "10001");
+            "max", "MAX", "Max", "unlimited", " max", "max ", "maximum", "none", "None", "800", "10000", "10001",
+            // fractions of a quantity: whole bytes or not (1.1Ki is 1126.4)
+            "1.5Gi", "0.5Gi", "1.25Mi", "0.125Ki", "1.375Gi", "999999.875Ti", "1.1Ki", "0.3Gi", "2.5M", "1.001k",
+            "1.0005k", "0.001k", "0.000k", "0.5Ki", "1.5Ti", ".5Gi", "1.Gi");
     private static final List<String> NAMES = List.of("lvmqos", "vg-1", "thinpool", "pool_0", "A.b+c", "-vg", "+vg",
             ".", "..", ".hidden", "snapshot1", "pvmove0", "a b", "vg/1", "x".repeat(63), "x".repeat(64), "");
     private static final List<String> RATIOS = List.of("1", "1.5", "4", "2.5", "0.5", "0", "0.99", "1e3", "abc", "",
@@ -99,7 +102,9 @@ class ChartSchemaTest {
         for (String key : QosParameters.KEYS) {
             assertTrue(acceptedByBoth.getOrDefault(key, List.of()).size() >= 4, key + ": " + acceptedByBoth.get(key));
         }
-        assertTrue(acceptedByBoth.get("writeBPS").containsAll(List.of("50Mi", "1G", "52428800")));
+        assertTrue(acceptedByBoth.get("writeBPS").containsAll(List.of("50Mi", "1G", "52428800", "1.5Gi", "2.5M")),
+                "the quantities the guide shows: " + acceptedByBoth.get("writeBPS"));
+        assertTrue(acceptedByBoth.get("bpsFloor").contains("1.5Gi"));
         assertTrue(acceptedByBoth.get("readIOPS").containsAll(List.of("300", "2k")));
         assertTrue(acceptedByBoth.get("iopsPerGiB").containsAll(List.of("0.5", "1.5", "300")));
         for (String key : QosParameters.CAP_KEYS) {

@@ -79,7 +79,11 @@ class HelmChartTest {
                 assertEquals(hostPaths.get(name), volume.path("hostPath.path").text(), name);
             }
         }
-        assertEquals(Map.of("lvmqos.example.org/has-vg", "true"), pod.spec.get("nodeSelector").value());
+        assertEquals(Map.of("lvmqos.example.org/has-vg", "true", "lvmqos.example.org/vgs", "fast-bulk"),
+                pod.spec.get("nodeSelector").value());
+        assertEquals(List.of("--csi-address=/csi/csi.sock", "--node-deployment",
+                "--feature-gates=CSIVolumeGroupSnapshot=true", "--worker-threads=2"),
+                pod.container("csi-snapshotter").get("args").texts());
         assertEquals("storage", pod.spec.get("tolerations").items().getFirst().get("key").text());
         assertTrue(pod.spec.path("affinity.nodeAffinity").present());
         assertEquals("storage-critical", pod.spec.get("priorityClassName").text());

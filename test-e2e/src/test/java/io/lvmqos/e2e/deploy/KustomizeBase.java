@@ -36,15 +36,21 @@ final class KustomizeBase {
 
     /** `kubectl kustomize deploy/kubernetes`, parsed. */
     static List<YamlNode> byKubectl(Path kubectl, Path scratch) throws IOException, InterruptedException {
+        return byKubectl(kubectl, DeployTree.kubernetesDir(), scratch);
+    }
+
+    /** `kubectl kustomize DIR` (the base, or an overlay of it), parsed. */
+    static List<YamlNode> byKubectl(Path kubectl, Path kustomization, Path scratch)
+            throws IOException, InterruptedException {
         Path output = scratch.resolve("rendered.yaml");
         Path errors = scratch.resolve("stderr.txt");
-        Process process = new ProcessBuilder(kubectl.toString(), "kustomize", DeployTree.kubernetesDir().toString())
+        Process process = new ProcessBuilder(kubectl.toString(), "kustomize", kustomization.toString())
                 .redirectOutput(output.toFile()).redirectError(errors.toFile()).start();
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             throw new AssertionError("kubectl kustomize did not finish in 60 s");
         }
-        assertEquals(0, process.exitValue(), "kubectl kustomize deploy/kubernetes failed: "
+        assertEquals(0, process.exitValue(), "kubectl kustomize " + kustomization + " failed: "
                 + Files.readString(errors, StandardCharsets.UTF_8));
         return DeployTree.parse(Files.readString(output, StandardCharsets.UTF_8), "kubectl kustomize");
     }

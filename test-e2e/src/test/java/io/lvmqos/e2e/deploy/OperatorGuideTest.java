@@ -3,9 +3,12 @@ package io.lvmqos.e2e.deploy;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lvmqos.e2e.guest.GuestContainerd;
+import io.lvmqos.errors.DriverException;
+import io.lvmqos.mount.MountOptions;
 import io.lvmqos.volume.VolumeParameters;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,7 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 /** deploy/README.md says what the manifests and the driver really do. */
 class OperatorGuideTest {
 
-    /** The driver's image repository the guide, values.yaml and the kustomization give as an example. */
+    /** A field of the StorageClass, not a parameter: the node mounts with it (CSI mount_flags). */
+    static final String MOUNT_OPTIONS = "mountOptions";
+    /** The driver's image repository the guide and values.yaml give as an example. */
     static final String EXAMPLE_REPOSITORY = "registry.example.com/lvmqos/lvmqos";
 
     private final String guide;
@@ -64,8 +69,42 @@ class OperatorGuideTest {
         for (String row : tableRows("StorageClass parameters")) {
             documented.addAll(firstCellNames(row));
         }
-        documented.removeIf(key -> key.startsWith(VolumeParameters.KUBERNETES_PREFIX));
+        assertTrue(documented.containsAll(List.of("csi.storage.k8s.io/fstype", MOUNT_OPTIONS)), documented.toString());
+        documented.removeIf(key -> key.startsWith(VolumeParameters.KUBERNETES_PREFIX) || key.equals(MOUNT_OPTIONS));
         assertEquals(new TreeSet<>(VolumeParameters.acceptedKeys()), documented);
+    }
+
+    /** Each key's row says what it is, its value and unit, its range, its default and whether a class may change it. */
+    @Test
+    void everyParameterRowFillsEveryColumn() {
+        List<String> rows = tableRows("StorageClass parameters");
+        assertTrue(rows.size() >= 16, rows.size() + " rows");
+        for (String row : rows) {
+            String[] cells = row.substring(1, row.length() - 1).split("\\|", -1);
+            assertEquals(6, cells.length, row);
+            for (String cell : cells) {
+                assertFalse(cell.isBlank(), "an empty cell in " + row);
+            }
+        }
+    }
+
+    /** The mountOptions row's examples are what the node's parser does with them. */
+    @Test
+    void theMountOptionsRowSaysWhatTheNodeDoesWithEachOption() {
+        String row = tableRows("StorageClass parameters").stream().filter(r -> r.contains("`" + MOUNT_OPTIONS + "`"))
+                .findFirst().orElseThrow();
+        for (String refused : List.of("bind", "remount", "move", "loop", "mand", "a,b", "a b")) {
+            assertThrows(DriverException.class, () -> MountOptions.parse(List.of(refused)), refused);
+        }
+        for (String dropped : List.of("defaults", "nofail", "x-systemd.automount")) {
+            assertEquals(MountOptions.NONE, MountOptions.parse(List.of(dropped)), dropped);
+        }
+        for (String flag : List.of("ro", "noatime", "nodev", "lazytime")) {
+            assertEquals(1, MountOptions.parse(List.of(flag)).flags().size(), flag);
+            assertTrue(row.contains("`" + flag + "`"), flag);
+        }
+        assertEquals(List.of("discard"), MountOptions.parse(List.of("discard")).data(), "the rest goes to the filesystem");
+        assertTrue(row.contains("`bind`") && row.contains("`loop`") && row.contains("`nofail`"), row);
     }
 
     @Test
@@ -141,18 +180,22 @@ class OperatorGuideTest {
                 .isPresent(), "copied unchanged, the example repository is refused");
     }
 
-    /** One example repository, the chart's default, wherever the driver's image is named. */
+    /**
+     * One example repository, the chart's default, wherever the driver's image is named, and the base's
+     * stand-in, which no tool accepts (MixedClusterDefaultsTest).
+     */
     @Test
     void theGuideTheChartAndTheBaseNameOneExampleRepository() {
         assertEquals(EXAMPLE_REPOSITORY, DeployTree.parse(HelmChart.dir().resolve("values.yaml")).getFirst()
                 .path("image.repository").text());
-        assertEquals(EXAMPLE_REPOSITORY, DeployTree.kustomization().get("images").items().getFirst().get("newName").text());
+        assertEquals(MixedClusterDefaultsTest.KUSTOMIZE_STAND_IN,
+                DeployTree.kustomization().get("images").items().getFirst().get("newName").text());
         Matcher registry = Pattern.compile("registry\\.example\\.[a-z]+[^\\s`:]*").matcher(guide);
         Set<String> named = new TreeSet<>();
         while (registry.find()) {
             named.add(registry.group());
         }
-        assertEquals(Set.of(EXAMPLE_REPOSITORY, "registry.example.com"), named);
+        assertEquals(Set.of(EXAMPLE_REPOSITORY, "registry.example.com", MixedClusterDefaultsTest.KUSTOMIZE_STAND_IN), named);
     }
 
     @Test

@@ -27,15 +27,8 @@ class PluginCommandLineTest {
     }
 
     /** The plugin's args as kubelet would pass them, with $(VAR) filled from plausible values. */
-    private List<String> expandedArgs() {
-        Map<String, String> values = Map.of("NODE_NAME", "node-1.example.org");
-        return NodePod.args(pod.plugin()).stream().map(arg -> {
-            String expanded = arg;
-            for (Map.Entry<String, String> value : values.entrySet()) {
-                expanded = expanded.replace("$(" + value.getKey() + ")", value.getValue());
-            }
-            return expanded;
-        }).toList();
+    private List<String> expandedArgs() throws IOException {
+        return DeployedPlugin.withEnvironment(Map.of("NODE_NAME", "node-1.example.org")).args();
     }
 
     @Test

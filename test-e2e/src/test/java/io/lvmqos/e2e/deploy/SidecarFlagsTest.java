@@ -71,19 +71,19 @@ class SidecarFlagsTest {
     }
 
     @Test
-    void pluginLivenessIsTheLivenessprobeSidecarsPort() {
+    void pluginReadinessIsTheLivenessprobeSidecarsPort() {
         YamlNode probe = pod.sidecar("livenessprobe");
         String endpoint = NodePod.requiredFlag(probe, "--http-endpoint");
         int port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
         YamlNode plugin = pod.plugin();
-        YamlNode httpGet = plugin.path("livenessProbe.httpGet");
+        YamlNode httpGet = plugin.path("readinessProbe.httpGet");
         assertEquals("/healthz", httpGet.get("path").text());
         Object probePort = httpGet.get("port").value();
         int resolved = probePort instanceof Integer number ? number : plugin.get("ports").items().stream()
                 .filter(p -> p.get("name").text().equals(probePort)).findFirst()
                 .map(p -> (Integer) p.get("containerPort").value())
                 .orElseThrow(() -> new AssertionError("no port named " + probePort + " on the plugin"));
-        assertEquals(port, resolved, "the plugin's liveness probe must reach the livenessprobe sidecar");
+        assertEquals(port, resolved, "the plugin's readiness probe must reach the livenessprobe sidecar");
     }
 
     private static boolean isOn(Optional<String> flag) {

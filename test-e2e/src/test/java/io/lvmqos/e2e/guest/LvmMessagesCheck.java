@@ -176,7 +176,7 @@ public class LvmMessagesCheck {
         Path noWait = Files.createDirectories(Path.of("/run/lvm-nowait"));
         String config = Files.readString(Path.of(System.getenv("LVM_SYSTEM_DIR"), "lvm.conf"));
         Files.writeString(noWait.resolve("lvm.conf"), config.replace("global {", "global {\n    wait_for_locks = 0"));
-        Lvm impatient = lvmWith(new CommandRunner(Map.of("LVM_SYSTEM_DIR", noWait.toString())));
+        Lvm impatient = lvmWith(new CommandRunner().withEnvironment(Map.of("LVM_SYSTEM_DIR", noWait.toString())));
         try {
             try (HeldVolumeGroupLock held = HeldVolumeGroupLock.take()) {
                 expect(DriverException.Unavailable.class, () -> impatient.volumeGroup(vg));

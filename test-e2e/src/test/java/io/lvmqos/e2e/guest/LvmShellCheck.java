@@ -7,12 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.grpc.Context;
-import io.grpc.Deadline;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.exec.CommandRunner;
+import io.lvmqos.exec.Deadline;
 import io.lvmqos.lvm.LogicalVolume;
 import io.lvmqos.lvm.Lvm;
 import java.nio.file.Files;
@@ -45,6 +44,8 @@ public class LvmShellCheck {
     private final ProcessHandle self = ProcessHandle.current();
     private Path workDir;
     private Lvm lvm;
+    /** The deadline of the call the test plays, as the driver's service layer would give it. */
+    private volatile Deadline callDeadline = Deadline.NONE;
     private String vg;
 
     @BeforeEach
@@ -52,7 +53,7 @@ public class LvmShellCheck {
         GuestEnv.assumeInGuest();
         vg = GuestEnv.volumeGroup();
         workDir = Files.createTempDirectory("lvm-shell-check");
-        lvm = Lvm.withShells(new CommandRunner(), workDir);
+        lvm = Lvm.withShells(new CommandRunner(Map.of(), () -> callDeadline), workDir);
     }
 
     @AfterEach
@@ -154,10 +155,13 @@ public class LvmShellCheck {
         lvm.volumeGroup(vg).orElseThrow();
         ProcessHandle before = shellsOfThisJvm().getFirst();
         try (HeldVolumeGroupLock held = HeldVolumeGroupLock.take()) {
-            Context withDeadline = Context.current().withDeadline(Deadline.after(4, TimeUnit.SECONDS),
-                    Executors.newSingleThreadScheduledExecutor());
+            callDeadline = Deadline.after(Duration.ofSeconds(4));
             long started = System.nanoTime();
-            assertThrows(DriverException.class, () -> withDeadline.call(() -> lvm.logicalVolumes(vg)));
+            try {
+                assertThrows(DriverException.class, () -> lvm.logicalVolumes(vg));
+            } finally {
+                callDeadline = Deadline.NONE;
+            }
             long tookMillis = (System.nanoTime() - started) / 1_000_000;
             System.out.println("an lvs on a held lock answered after " + tookMillis + " ms");
             assertFalse(before.isAlive(), "the stuck shell was stopped, not left waiting on the lock");

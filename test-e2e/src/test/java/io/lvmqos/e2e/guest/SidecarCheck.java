@@ -58,6 +58,8 @@ public class SidecarCheck {
     static final String LIVENESSPROBE = "livenessprobe";
     /** The guest's stand-in for the host's /var/lib/kubelet/plugins_registry, which kubelet watches. */
     static final Path REGISTRY = GuestDriver.KUBELET.resolve("plugins_registry");
+    /** livenessprobe's answer when the driver's Probe says ready=false. */
+    private static final String NOT_READY = "driver responded but is not ready";
     /** How long a program may take to do what it was started for; a bound for failing, not a figure checked. */
     private static final Duration BOUND = Duration.ofSeconds(90);
 
@@ -185,7 +187,7 @@ public class SidecarCheck {
             record("livenessprobe /healthz, volume group %s renamed away: %s (the driver's Probe: ready=%s)", vg, gone,
                     probeReady);
             assertEquals(OptionalInt.of(500), gone.code());
-            assertEquals("driver responded but is not ready", gone.text(), "livenessprobe's words for ready=false");
+            assertEquals(NOT_READY, gone.text(), "livenessprobe's words for ready=false");
             assertFalse(probeReady);
             record("livenessprobe /healthz, volume group back: %s", awaitHealthz(probe, address, Healthz::ok));
 
@@ -196,6 +198,42 @@ public class SidecarCheck {
 
             driverPerTest.start();
             record("livenessprobe /healthz, driver started again: %s", awaitHealthz(probe, address, Healthz::ok));
+
+            // Missing when the driver starts, as on a node labelled before its group was made: the driver
+            // serves, answers not ready, says what to do, and turns ready once the group is there, in the
+            // same process (the DaemonSet gives this /healthz to kubelet as readiness, so nothing restarts it)
+            int earlier = driverPerTest.log().length(); // the guest's drivers share one log file
+            ok("lvm", "vgrename", vg, away);
+            Process started;
+            Healthz missing;
+            String log;
+            try {
+                driverPerTest.start();
+                started = driverPerTest.process().process();
+                // a just started driver's first Probe may outlast livenessprobe's 3 s: that answer is not this one
+                missing = awaitHealthz(probe, address, answer -> answer.text().equals(NOT_READY));
+                String[] read = {""};
+                probe.await("the driver's log to say why it is not ready", () -> {
+                    try {
+                        read[0] = driverPerTest.log().substring(earlier);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                    return read[0].contains("not ready: volume group(s) [" + vg + "] not found");
+                }, BOUND);
+                log = read[0];
+            } finally {
+                ok("lvm", "vgrename", away, vg);
+            }
+            record("livenessprobe /healthz, driver started without volume group %s: %s", vg, missing);
+            assertEquals(OptionalInt.of(500), missing.code());
+            assertEquals(NOT_READY, missing.text());
+            assertTrue(log.contains("create them, or keep the node plugin off this node"), log);
+            Healthz found = awaitHealthz(probe, address, Healthz::ok);
+            record("livenessprobe /healthz, volume group made after the start: %s, the same driver process alive: %s",
+                    found, started.isAlive());
+            assertTrue(started.isAlive(), "the driver that started without its group serves on once it is there");
+            assertEquals(started, driverPerTest.process().process());
         }
     }
 

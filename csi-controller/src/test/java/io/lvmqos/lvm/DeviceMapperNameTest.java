@@ -1,4 +1,4 @@
-package io.lvmqos.metrics;
+package io.lvmqos.lvm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -18,6 +18,16 @@ class DeviceMapperNameTest {
     })
     void splitsTheVolumeGroupFromTheLvUndoingTheDoubledDashes(String dmName, String vg, String lv) {
         assertEquals(Optional.of(new DeviceMapperName(vg, lv)), DeviceMapperName.parse(dmName));
+        assertEquals(dmName, new DeviceMapperName(vg, lv).name(), "the name made by the same rule");
+    }
+
+    @ParameterizedTest(name = "{0}/{1}")
+    @CsvSource({
+            "lvmqos, thinpool, lvmqos-thinpool-tpool",
+            "my-vg, my-pool, my--vg-my--pool-tpool",
+    })
+    void aPoolsKernelTargetIsItsTpoolLayer(String vg, String pool, String target) {
+        assertEquals(target, new DeviceMapperName(vg, pool).layer("tpool"));
     }
 
     @ParameterizedTest(name = "''{0}''")

@@ -6,8 +6,10 @@
 # program; containerd and runc are the container runtime of the UML test node. The guest's root is
 # this machine's /: iproute2 (ip, which brings the guest's lo up) and procps (ps, in the guest tests'
 # diagnostics) come with every Debian 12 install, but not with a minimal root or a container.
-# qemu-system-x86, busybox-static and xz-utils: the qemu test node (scripts/qemu.sh).
-REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc iproute2 procps qemu-system-x86 busybox-static xz-utils"
+# qemu-system-x86, busybox-static and xz-utils: the qemu test node (scripts/qemu.sh); systemd and dbus:
+# that node's init and bus when it boots as most production nodes do (SystemdNodeIT; Debian 12 ships
+# both, a minimal root or a container may not).
+REQUIRED_PACKAGES="lvm2 thin-provisioning-tools user-mode-linux uml-utilities kmod e2fsprogs xfsprogs fio util-linux maven patchelf umoci gcc libc6-dev containerd runc iproute2 procps qemu-system-x86 busybox-static xz-utils systemd dbus"
 
 lvmqos_install_packages() {
   missing=""

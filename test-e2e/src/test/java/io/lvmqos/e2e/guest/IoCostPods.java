@@ -138,8 +138,8 @@ final class IoCostPods {
     }
 
     /**
-     * Runs the jobs at once; their rates in the same order: IOPS, or MiB/s for a job of 1 MiB blocks,
-     * of reads or, for a job that writes, of writes. When every job has a cgroup, the rates are the
+     * Runs the jobs at once; their rates in the same order: IOPS for a job of 4 KiB blocks, MiB/s for
+     * larger blocks, of reads or, for a job that writes, of writes. When every job has a cgroup, the rates are the
      * kernel's count of each cgroup's I/O on its disk (io.stat) over one window all the jobs share,
      * from 4 s after the start to {@code seconds}: each fio starts its clock when its container is
      * up, so fio's own averages cover slightly different spans, and a pod whose span sticks out alone
@@ -179,7 +179,7 @@ final class IoCostPods {
             } catch (ExecutionException | TimeoutException e) {
                 throw new AssertionError("fio " + jobs.get(i).fio() + " did not finish: " + e, e);
             }
-            boolean mebibytes = option(jobs.get(i).fio(), "--bs").equals("1M");
+            boolean mebibytes = !option(jobs.get(i).fio(), "--bs").equals("4k");
             if (byKernel && before.get(i) != null && after.get(i) != null) {
                 long[] delta = {after.get(i)[0] - before.get(i)[0], after.get(i)[1] - before.get(i)[1]};
                 rates.add(mebibytes ? delta[1] / (double) (1 << 20) / window : delta[0] / window);

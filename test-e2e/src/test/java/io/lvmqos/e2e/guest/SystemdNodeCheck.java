@@ -181,6 +181,11 @@ public class SystemdNodeCheck {
 
     // --- the node's parts, made as kubelet, runc and the DaemonSet make them ---
 
+    /** The cgroup of a pod's slice under kubelet's systemd layout. */
+    private static Path podCgroup(String uid, QosClass qos) {
+        return GuestPods.hierarchy().resolve(GuestPods.layout(uid, qos, CgroupDriver.SYSTEMD, ""));
+    }
+
     /** A pod's slice, made as kubelet makes it; returns its unit name. */
     private static String podSlice(String uid, QosClass qos, SystemdUnits.Properties resources) {
         String path = GuestPods.layout(uid, qos, CgroupDriver.SYSTEMD, "");
@@ -245,8 +250,7 @@ public class SystemdNodeCheck {
     private static Workload workload(String name, Map<String, String> parameters, QosClass qos) throws Exception {
         String uid = UUID.randomUUID().toString();
         String slice = podSlice(uid, qos, new SystemdUnits.Properties().uint64("CPUWeight", 10));
-        Pod pod = new Pod(uid, GuestPods.hierarchy().resolve(GuestPods.layout(uid, qos, CgroupDriver.SYSTEMD, "")), qos,
-                CgroupDriver.SYSTEMD);
+        Pod pod = new Pod(uid, podCgroup(uid, qos), qos, CgroupDriver.SYSTEMD);
         Sandbox sandbox = CriPods.run(containerd.cri(), name, "default", pod, slice, false);
         String pv = "pvc-" + name;
         Map<String, String> all = new LinkedHashMap<>(parameters);
@@ -427,8 +431,7 @@ public class SystemdNodeCheck {
     void aSiblingPodComingAndGoingKeepsThem() throws Exception {
         String uid = UUID.randomUUID().toString();
         String slice = podSlice(uid, QosClass.BURSTABLE, new SystemdUnits.Properties().uint64("CPUWeight", 10));
-        Pod pod = new Pod(uid, GuestPods.hierarchy().resolve(GuestPods.layout(uid, QosClass.BURSTABLE,
-                CgroupDriver.SYSTEMD, "")), QosClass.BURSTABLE, CgroupDriver.SYSTEMD);
+        Pod pod = new Pod(uid, podCgroup(uid, QosClass.BURSTABLE), QosClass.BURSTABLE, CgroupDriver.SYSTEMD);
         Sandbox sibling = CriPods.run(containerd.cri(), "sibling", "default", pod, slice, false);
         CriPods.start(containerd.cri(), sibling, CriPods.container("idle", GuestContainerd.FIO_IMAGE,
                 List.of("/bin/sh", "-c", "exec sleep 100000")));
@@ -441,6 +444,20 @@ public class SystemdNodeCheck {
 
     // --- failures around the publish ---
 
+    /** A Burstable pod's slice and a volume with a 4 MiB/s cap, created but not yet staged or published. */
+    private record Unpublished(String uid, String slice, Path cgroup, Csi.Volume volume, Path staging, Path target) {
+    }
+
+    private static Unpublished unpublished(String pv) throws Exception {
+        String uid = UUID.randomUUID().toString();
+        String slice = podSlice(uid, QosClass.BURSTABLE, new SystemdUnits.Properties().uint64("CPUWeight", 10));
+        Csi.Volume volume = csi.controller().createVolume(Csi2.create(pv, 64 * MIB,
+                Map.of("lvmType", "thin", "writeBPS", "4Mi")).build()).getVolume();
+        Path target = KUBELET.resolve("pods").resolve(uid).resolve("volumes/kubernetes.io~csi").resolve(pv).resolve("mount");
+        return new Unpublished(uid, slice, podCgroup(uid, QosClass.BURSTABLE), volume,
+                CriCheck.stagingPath(volume.getVolumeId()), target);
+    }
+
     /**
      * The pod's slice gone before the publish reaches it (the pod deleted meanwhile): UNAVAILABLE,
      * which kubelet retries, nothing mounted at the target and no limit written anywhere.
@@ -448,19 +465,17 @@ public class SystemdNodeCheck {
     @Test
     @Order(8)
     void aPodSliceSystemdRemovedIsAnsweredUnavailableAndNothingIsLeft() throws Exception {
-        String uid = UUID.randomUUID().toString();
-        String slice = podSlice(uid, QosClass.BURSTABLE, new SystemdUnits.Properties().uint64("CPUWeight", 10));
-        Path cgroup = GuestPods.hierarchy().resolve(GuestPods.layout(uid, QosClass.BURSTABLE, CgroupDriver.SYSTEMD, ""));
-        Csi.Volume volume = csi.controller().createVolume(Csi2.create("pvc-gone", 64 * MIB,
-                Map.of("lvmType", "thin", "writeBPS", "4Mi")).build()).getVolume();
-        Path staging = CriCheck.stagingPath(volume.getVolumeId());
-        Path target = KUBELET.resolve("pods").resolve(uid).resolve("volumes/kubernetes.io~csi/pvc-gone/mount");
+        Unpublished gone = unpublished("pvc-gone");
+        String uid = gone.uid();
+        Csi.Volume volume = gone.volume();
+        Path staging = gone.staging();
+        Path target = gone.target();
         try {
             csi.node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId())
                     .setStagingTargetPath(staging.toString()).setVolumeCapability(Csi2.mount())
                     .putAllVolumeContext(volume.getVolumeContextMap()).build());
-            SystemdUnits.stopUnit(slice);
-            assertFalse(Files.exists(cgroup), "systemd removed the slice's cgroup");
+            SystemdUnits.stopUnit(gone.slice());
+            assertFalse(Files.exists(gone.cgroup()), "systemd removed the slice's cgroup");
             StatusRuntimeException refused = expectCode(Status.Code.UNAVAILABLE, () -> csi.node().nodePublishVolume(
                     CriCheck.publishRequest(volume, staging, uid, "gone", target)));
             note("publish into a pod whose slice systemd removed: %s", refused.getStatus().getDescription());
@@ -481,13 +496,10 @@ public class SystemdNodeCheck {
     @Test
     @Order(9)
     void aPublishDuringAContainerdRestartSucceedsWithItsLimit() throws Exception {
-        String uid = UUID.randomUUID().toString();
-        String slice = podSlice(uid, QosClass.BURSTABLE, new SystemdUnits.Properties().uint64("CPUWeight", 10));
-        Path cgroup = GuestPods.hierarchy().resolve(GuestPods.layout(uid, QosClass.BURSTABLE, CgroupDriver.SYSTEMD, ""));
-        Csi.Volume volume = csi.controller().createVolume(Csi2.create("pvc-restart", 64 * MIB,
-                Map.of("lvmType", "thin", "writeBPS", "4Mi")).build()).getVolume();
-        Path staging = CriCheck.stagingPath(volume.getVolumeId());
-        Path target = KUBELET.resolve("pods").resolve(uid).resolve("volumes/kubernetes.io~csi/pvc-restart/mount");
+        Unpublished restarting = unpublished("pvc-restart");
+        Csi.Volume volume = restarting.volume();
+        Path staging = restarting.staging();
+        Path target = restarting.target();
         try {
             CompletableFuture<Void> restart = CompletableFuture.runAsync(() -> {
                 try {
@@ -496,15 +508,15 @@ public class SystemdNodeCheck {
                     throw new IllegalStateException(e);
                 }
             });
-            CriCheck.stageAndPublish(csi, volume, staging, uid, "restart", target);
+            CriCheck.stageAndPublish(csi, volume, staging, restarting.uid(), "restart", target);
             restart.get(2, TimeUnit.MINUTES);
             String device = NodeCheck.deviceNumberOf(volume);
-            String limit = line(cgroup.resolve("io.max"), device);
+            String limit = line(restarting.cgroup().resolve("io.max"), device);
             note("publish during a containerd restart: io.max [%s]", limit);
             assertTrue(limit != null && limit.contains("wbps=" + 4 * MIB), "the pod slice's io.max: " + limit);
         } finally {
             Csi2.unpublishUnstageDelete(csi, volume.getVolumeId(), staging, List.of(target));
-            SystemdUnits.stopUnit(slice);
+            SystemdUnits.stopUnit(restarting.slice());
         }
     }
 }

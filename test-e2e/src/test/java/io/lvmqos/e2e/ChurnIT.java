@@ -4,6 +4,7 @@ import io.lvmqos.e2e.guest.ChurnCheck;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestJUnit;
 import io.lvmqos.e2e.uml.UmlGuest;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -12,7 +13,8 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * Issue 26, part 2, in CI: five minutes of {@link ChurnCheck} (20 pods, every volume call in a
  * random mix, the driver and its lvm children SIGKILLed at random moments, invariants read from
- * the OS after every step). A new seed each run unless {@code LVMQOS_CHURN_SEED} is set, which
+ * the OS after every step; it fails unless it killed the driver and an lvm child at least once).
+ * The host chooses a new seed each run and prints it, unless {@code LVMQOS_CHURN_SEED} is set, which
  * replays a failure's steps; {@code -Dlvmqos.churnSeconds=N} runs it for another time. The 30-minute run is {@code ChurnBenchmark}, in the bench profile.
  */
 public class ChurnIT {
@@ -33,10 +35,9 @@ public class ChurnIT {
                 .cgroup(CgroupMode.V2)
                 .env(ChurnCheck.SECONDS_ENV, Long.toString(seconds))
                 .timeout(Duration.ofSeconds(seconds).plus(Duration.ofMinutes(15)));
-        String seed = System.getenv(ChurnCheck.SEED_ENV);
-        if (seed != null && !seed.isBlank()) {
-            guest.env(ChurnCheck.SEED_ENV, seed.strip());
-        }
-        return guest;
+        String given = System.getenv(ChurnCheck.SEED_ENV);
+        long seed = given == null || given.isBlank() ? new SecureRandom().nextLong() : Long.parseLong(given.strip());
+        System.out.println(name + ": seed " + seed + " (replay with " + ChurnCheck.SEED_ENV + "=" + seed + ")");
+        return guest.env(ChurnCheck.SEED_ENV, Long.toString(seed));
     }
 }

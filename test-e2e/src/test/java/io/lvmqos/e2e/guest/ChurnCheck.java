@@ -51,9 +51,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the pods' io.max lines against the LV tags, GetCapacity against vgs/lvs, no metadata snapshot
  * held nor device suspended, and the driver's RSS within 10% of its level after warm-up (the
  * first {@value #WARM_UP_STEPS} steps, without kills). The sequence of steps and kills follows
- * from the seed ({@code LVMQOS_CHURN_SEED}, random when unset, printed at the start and in any
+ * from the seed ({@code LVMQOS_CHURN_SEED}, chosen by the host, printed at the start and in any
  * failure); where a kill lands within a call depends on timing, so a replay repeats the steps but
- * not always the exact moment. Writes {@value #REPORT}.md.
+ * not always the exact moment. A churn that killed neither the driver nor an lvm child fails: it
+ * would have checked only the calls. Writes {@value #REPORT}.md.
  */
 public class ChurnCheck {
 
@@ -109,7 +110,8 @@ public class ChurnCheck {
     void churnWithKillsKeepsEveryInvariant() throws Exception {
         long seconds = Long.parseLong(System.getenv().getOrDefault(SECONDS_ENV, "300"));
         int podCount = Integer.parseInt(System.getenv().getOrDefault(PODS_ENV, Integer.toString(PODS_DEFAULT)));
-        seed = Optional.ofNullable(System.getenv(SEED_ENV)).map(Long::parseLong).orElse(System.nanoTime());
+        seed = Optional.ofNullable(System.getenv(SEED_ENV)).map(Long::parseLong)
+                .orElseThrow(() -> new AssertionError(SEED_ENV + " is unset: ChurnIT chooses the seed on the host"));
         random = new Random(seed);
         System.out.println("churn: seed " + seed + " (replay with " + SEED_ENV + "=" + seed + "), " + seconds
                 + " s, " + podCount + " pods");
@@ -139,6 +141,12 @@ public class ChurnCheck {
             e.printStackTrace();
         }
         long churnNanos = System.nanoTime() - started;
+        if (failure == null && (driverKillsMidCall + driverKillsBetweenCalls == 0 || lvmKills == 0)) {
+            // a churn without kills checked only the calls, not what a kill leaves behind
+            failure = "the churn killed the driver " + (driverKillsMidCall + driverKillsBetweenCalls)
+                    + " times and an lvm child " + lvmKills + " times in " + step
+                    + " steps; it must do both at least once (run it longer)";
+        }
         if (failure == null) {
             try {
                 tearDown();

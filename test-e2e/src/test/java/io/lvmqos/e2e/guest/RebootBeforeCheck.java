@@ -18,6 +18,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -28,9 +30,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The node before a reboot ({@code RebootIT}): two volumes with limits published into pods, files
  * written from the pods and fsynced with their checksums journalled, and a linear volume whose
  * zeroing a DeleteVolume left part-way. In the clean mode it then ends and the guest halts. In the
- * cut mode the pods go on writing, the wipe goes on, a loop of CreateVolume runs, and once an
- * lvcreate of that loop is running the check asks the host, after a seeded delay, to SIGKILL the
- * whole guest ({@link RebootJournal#CUT_MARKER}).
+ * cut mode the pods go on writing, the wipe goes on, a loop of CreateVolume runs, and one lvcreate
+ * of that loop is stopped at a moment of its run drawn from the host's seed; then the check asks the
+ * host to SIGKILL the whole guest ({@link RebootJournal#CUT_MARKER}), and the journal's {@code cut}
+ * line says which lvcreate the cut landed in.
  */
 public class RebootBeforeCheck {
 
@@ -38,6 +41,9 @@ public class RebootBeforeCheck {
     // and a call left running does not reach its first save (every 10 s) before the power cut
     static final long WIPE_SIZE = 192 * MIB;
     static final String WIPE_BPS = "16Mi";
+    /** The moment inside an lvcreate's run at which it is stopped for the cut, drawn from the seed below this. */
+    static final int MAX_CUT_DELAY_MILLIS = 400;
+    static final int MAX_CUT_ATTEMPTS = 40;
     /**
      * lvm forked per command: the cut must land while an lvcreate runs, and a forked lvcreate is
      * seen by its command line, where a shell's command is not (the wipe's lvchange holds the same
@@ -93,16 +99,25 @@ public class RebootBeforeCheck {
                 journal.append("create-done", name, made.getVolumeId());
             }
         });
-        long seed = Long.parseLong(System.getenv().getOrDefault("LVMQOS_REBOOT_SEED", "26"));
-        int delayMillis = new Random(seed).nextInt(400);
-        long waitedFrom = System.nanoTime();
-        while (!lvcreateRunning()) {
-            assertTrue(System.nanoTime() - waitedFrom < TimeUnit.SECONDS.toNanos(60), "no lvcreate within 60 s");
-            Thread.sleep(5);
+        long seed = Long.parseLong(Optional.ofNullable(System.getenv(RebootJournal.SEED_ENV))
+                .orElseThrow(() -> new AssertionError(RebootJournal.SEED_ENV + " is unset: RebootIT chooses the seed")));
+        Random random = new Random(seed);
+        // The cut must land inside an lvcreate: the chosen one is stopped (SIGSTOP) at a seeded moment
+        // of its run, so that it is certainly still inside its change when the host cuts the power.
+        // An lvcreate that ended before its moment came is a miss; the next one gets the next moment.
+        for (int attempt = 1; ; attempt++) {
+            assertTrue(attempt <= MAX_CUT_ATTEMPTS, "no lvcreate stopped inside its run in " + MAX_CUT_ATTEMPTS
+                    + " attempts (seed " + seed + ")");
+            int delayMillis = random.nextInt(MAX_CUT_DELAY_MILLIS);
+            long seen = awaitLvcreate();
+            Thread.sleep(delayMillis);
+            if (stopInsideItsRun(seen)) {
+                journal.append("cut", "seed=" + seed, "attempt=" + attempt, "delay-after-lvcreate-seen=" + delayMillis
+                        + "ms", RebootJournal.LANDED + seen);
+                break;
+            }
+            journal.append("cut-missed", "seed=" + seed, "attempt=" + attempt, "delay=" + delayMillis + "ms");
         }
-        Thread.sleep(delayMillis);
-        journal.append("cut", "seed=" + seed, "delay-after-lvcreate-seen=" + delayMillis + "ms",
-                "lvcreate-still-running=" + lvcreateRunning());
         Files.writeString(GuestEnv.outDir().resolve(RebootJournal.CUT_MARKER), "now\n");
         Thread.sleep(Duration.ofMinutes(2)); // the host kills the guest before this ends
         throw new AssertionError("the host did not cut the guest's power within 2 minutes");
@@ -151,20 +166,68 @@ public class RebootBeforeCheck {
         return 0;
     }
 
-    private static boolean lvcreateRunning() {
+    /** The pid of a running lvcreate, waited for up to a minute. */
+    private static long awaitLvcreate() throws InterruptedException {
+        long waitedFrom = System.nanoTime();
+        while (true) {
+            OptionalLong pid = runningLvcreate();
+            if (pid.isPresent()) {
+                return pid.getAsLong();
+            }
+            assertTrue(System.nanoTime() - waitedFrom < TimeUnit.SECONDS.toNanos(60), "no lvcreate within 60 s");
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * SIGSTOPs the lvcreate if it still runs and says whether it is now stopped: its pid still names
+     * an lvcreate and the kernel reports it in state T. A process that had ended cannot be stopped.
+     */
+    private static boolean stopInsideItsRun(long pid) {
+        if (GuestCommand.run("kill", "-STOP", Long.toString(pid)).exitCode() != 0) {
+            return false;
+        }
+        Path proc = Path.of("/proc", Long.toString(pid));
+        try {
+            for (int i = 0; i < 100; i++) {
+                if (!isLvcreate(proc)) {
+                    return false;
+                }
+                String stat = Files.readString(proc.resolve("stat"));
+                // the state follows the command name, which is in parentheses
+                char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                if (state == 'T') {
+                    return true;
+                }
+                Thread.sleep(1);
+            }
+            return false;
+        } catch (java.io.IOException | java.io.UncheckedIOException gone) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static OptionalLong runningLvcreate() {
         try (var processes = Files.list(Path.of("/proc"))) {
             return processes.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
-                    .anyMatch(p -> {
-                        try {
-                            String cmdline = Files.readString(p.resolve("cmdline"));
-                            return cmdline.startsWith("lvcreate\0") || cmdline.contains("/lvcreate\0")
-                                    || cmdline.contains("\0lvcreate\0");
-                        } catch (java.io.IOException | java.io.UncheckedIOException gone) {
-                            return false;
-                        }
-                    });
+                    .filter(RebootBeforeCheck::isLvcreate)
+                    .mapToLong(p -> Long.parseLong(p.getFileName().toString()))
+                    .findFirst();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static boolean isLvcreate(Path proc) {
+        try {
+            String cmdline = Files.readString(proc.resolve("cmdline"));
+            return cmdline.startsWith("lvcreate\0") || cmdline.contains("/lvcreate\0")
+                    || cmdline.contains("\0lvcreate\0");
+        } catch (java.io.IOException | java.io.UncheckedIOException gone) {
+            return false;
         }
     }
 }

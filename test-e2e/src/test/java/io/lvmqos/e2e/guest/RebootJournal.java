@@ -19,16 +19,21 @@ import java.util.List;
  *
  * <p>Lines, blank-separated words: {@code volume <id> <podUid> <staging> <target> <io.max fragment>},
  * {@code file <volumeId> <name> <sha256>}, {@code wipe <volumeId> <bytes zeroed>},
- * {@code create-start <csiName>}, {@code create-done <csiName> <id>}, {@code cut <what was in flight>}.
+ * {@code create-start <csiName>}, {@code create-done <csiName> <id>}, {@code cut-missed <attempt>}
+ * (an lvcreate that ended before its moment came), {@code cut <where it landed>}.
  */
-final class RebootJournal {
+public final class RebootJournal {
+    /** The host's seed for the moment of the cut, required in the first guest. */
+    public static final String SEED_ENV = "LVMQOS_REBOOT_SEED";
+    /** The word of the {@code cut} line that names the lvcreate stopped inside its run, followed by its pid. */
+    static final String LANDED = "landed-in-stopped-lvcreate=";
     /** The payload's variable naming the first guest's journal, in the second guest. */
     static final String JOURNAL_ENV = "LVMQOS_REBOOT_JOURNAL";
     /** clean (halt) or cut (SIGKILL of the whole UML process tree). */
     static final String MODE_ENV = "LVMQOS_REBOOT_MODE";
     /** The file in out/ whose appearance tells the host to cut the guest's power. */
     static final String CUT_MARKER = "cut-power-now";
-    static final String FILE = "reboot-journal";
+    public static final String FILE = "reboot-journal";
 
     private final Path file;
 
@@ -56,5 +61,17 @@ final class RebootJournal {
                 .filter(words -> words.getFirst().equals(kind))
                 .map(words -> List.copyOf(words.subList(1, words.size())))
                 .toList();
+    }
+
+    /**
+     * The pid of the lvcreate the cut landed in, as the first guest's journal records it; empty if
+     * the journal has no complete {@code cut} line naming one.
+     */
+    public static java.util.OptionalLong landedIn(Path journal) throws IOException {
+        return new RebootJournal(journal).entries("cut").stream()
+                .flatMap(List::stream)
+                .filter(word -> word.startsWith(LANDED))
+                .mapToLong(word -> Long.parseLong(word.substring(LANDED.length())))
+                .findFirst();
     }
 }

@@ -268,6 +268,12 @@ public final class VolumeProvisioner {
             lvm.remove(lv.volumeGroup(), lv.name());
             return Optional.empty();
         }
+        if (lv.isThin()) {
+            // an lvm killed between the pool's message and its transaction id left the device made
+            // and the pool one change behind: finished here, before this answer, since lvm's next
+            // removal in the pool would fail on it and leave a device LVM no longer records
+            lvm.finishHalfSentPoolChanges(lv.volumeGroup(), "a retried CreateVolume found its LV");
+        }
         return Optional.of(reread(lv.volumeGroup(), lv.name()));
     }
 
@@ -470,6 +476,8 @@ public final class VolumeProvisioner {
                             + "source volume (" + snapshot.source().orElse("none") + ")");
                 }
                 if (lvm.queuedInPool(vg, List.of(lvName)).isEmpty()) {
+                    // taken by the pool; if its lvm was killed before the transaction id, finished now
+                    lvm.finishHalfSentPoolChanges(vg, "a retried CreateSnapshot found its LV");
                     return snapshot;
                 }
                 // the pool would take it at its next change, after this answer, with the data of then

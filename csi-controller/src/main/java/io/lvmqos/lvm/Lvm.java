@@ -30,6 +30,9 @@ public final class Lvm {
 
     private static final Logger log = LoggerFactory.getLogger(Lvm.class);
 
+    /** The start of the name of the thin LV made and removed to have lvm drop a finished pool's queue. */
+    public static final String QUEUE_DROP_PREFIX = "lvmqos_queue_drop_";
+
     // Reports queue behind other commands on the VG lock; the caller's RPC deadline bounds them anyway.
     private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration CHANGE_TIMEOUT = Duration.ofSeconds(120);
@@ -461,11 +464,38 @@ public final class Lvm {
         Optional<String> line = LvmFailure.POOL_CHANGE_HALF_SENT.isWhy(result)
                 ? LvmFailure.POOL_CHANGE_HALF_SENT.line(result) : Optional.empty();
         Optional<String> kernelPool = line.flatMap(HalfSentPoolChange::kernelPoolOf);
-        if (kernelPool.isEmpty() || !thinPools.finishRefusedChange(volumeGroup, kernelPool.get(), line.get(),
-                recordedPools(volumeGroup))) {
+        Optional<String> finished = kernelPool.flatMap(target -> thinPools.finishRefusedChange(volumeGroup, target,
+                line.get(), recordedPools(volumeGroup)));
+        if (finished.isEmpty()) {
             return result;
         }
+        dropFinishedQueue(volumeGroup, finished.get());
         return runHere(volumeGroup, command);
+    }
+
+    /**
+     * Has lvm drop the messages LVM's metadata still queues for a pool whose change was finished by
+     * moving the kernel's transaction id. lvm drops a queue it finds done only when it next creates
+     * a thin LV in the pool; a removal before that adds its {@code delete} to the old queue without
+     * raising the transaction id (lvm raises it for a queue's first message only), finds the kernel
+     * at that id, skips every message, and the removed LV's device stays in the pool with no LV to
+     * name it. So a thin LV of one extent is created, inactive, in the pool, and removed at once:
+     * two changes lvm finishes in order. Its name is unique, so that one left by a kill between the
+     * two never stops the next; such a leftover carries none of the driver's tags.
+     */
+    private void dropFinishedQueue(String volumeGroup, String pool) {
+        String name = QUEUE_DROP_PREFIX + Long.toUnsignedString(System.nanoTime(), 36);
+        CommandResult made = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, List.of("lvcreate", "--yes",
+                "--activate", "n", "--name", name, "--virtualsize", "1m", "--thinpool", pool, "--", volumeGroup)));
+        if (!made.succeeded()) {
+            throw LvmFailure.classify(made);
+        }
+        CommandResult removed = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, removal(volumeGroup, name)));
+        if (!removed.succeeded()) {
+            throw LvmFailure.classify(removed);
+        }
+        log.info("had lvm drop the finished queue of thin pool {}/{} (a thin LV {} made and removed)", volumeGroup,
+                pool, name);
     }
 
     /**
@@ -475,8 +505,21 @@ public final class Lvm {
      * turn. Returns the pools finished.
      */
     public List<String> finishHalfSentPoolChanges(String volumeGroup) {
-        return limiter.runChange(volumeGroup, REPORT_TIMEOUT,
-                () -> thinPools.finishHalfSentChanges(volumeGroup, recordedPools(volumeGroup)));
+        return finishHalfSentPoolChanges(volumeGroup, "found at start");
+    }
+
+    /**
+     * The same at any moment, {@code cause} saying which (in the log): a retried create that finds
+     * the LV an lvm killed between the pool's message and its transaction id left, active or
+     * activated, leaves the pool one change behind; lvm's next removal in it would then commit the
+     * removal and fail on replaying the done create, with a kernel device it no longer records.
+     */
+    public List<String> finishHalfSentPoolChanges(String volumeGroup, String cause) {
+        return limiter.runChange(volumeGroup, CHANGE_TIMEOUT, () -> {
+            List<String> finished = thinPools.finishHalfSentChanges(volumeGroup, recordedPools(volumeGroup), cause);
+            finished.forEach(pool -> dropFinishedQueue(volumeGroup, pool));
+            return finished;
+        });
     }
 
     /** The group's thin pools as LVM's metadata records them; read within a turn the caller holds. */

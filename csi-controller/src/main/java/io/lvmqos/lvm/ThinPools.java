@@ -130,30 +130,30 @@ public final class ThinPools {
 
     /**
      * Finishes the change of the pool whose kernel target lvm named in {@code said}, a refused
-     * create of a change replayed; true when it was finished and the change that failed on it can
-     * run again. In the caller's change turn, {@code recorded} read in it.
+     * create of a change replayed; the pool when it was finished and the change that failed on it
+     * can run again, once LVM's queue is dropped. In the caller's change turn, {@code recorded} read in it.
      */
-    boolean finishRefusedChange(String volumeGroup, String kernelPool, String said,
-                                List<HalfSentPoolChange.Recorded> recorded) {
+    Optional<String> finishRefusedChange(String volumeGroup, String kernelPool, String said,
+                                         List<HalfSentPoolChange.Recorded> recorded) {
         Optional<HalfSentPoolChange.Recorded> pool = recorded.stream()
                 .filter(p -> new DeviceMapperName(volumeGroup, p.pool()).layer("tpool").equals(kernelPool))
                 .findFirst();
         if (pool.isEmpty()) {
             log.warn("lvm said \"{}\", and group {} has no thin pool of that device: left as it is", said, volumeGroup);
-            return false;
+            return Optional.empty();
         }
         Optional<String> refusal = finishHalfSent(volumeGroup, pool.get(),
                 transactionId(volumeGroup, pool.get().pool()), "lvm said \"" + said + "\"");
         refusal.ifPresent(why -> log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said,
                 volumeGroup, pool.get().pool(), why));
-        return refusal.isEmpty();
+        return refusal.isEmpty() ? Optional.of(pool.get().pool()) : Optional.empty();
     }
 
     /**
      * Finishes the changes of the group's active pools that a killed lvm left half sent, at the
-     * driver's start; the pools finished. In the caller's change turn, {@code recorded} read in it.
+     * driver's start or when a retried create finds its LV ({@code cause}); the pools finished. In the caller's change turn, {@code recorded} read in it.
      */
-    List<String> finishHalfSentChanges(String volumeGroup, List<HalfSentPoolChange.Recorded> recorded) {
+    List<String> finishHalfSentChanges(String volumeGroup, List<HalfSentPoolChange.Recorded> recorded, String cause) {
         List<String> finished = new ArrayList<>();
         for (HalfSentPoolChange.Recorded pool : recorded) {
             if (!pool.active()) {
@@ -163,7 +163,7 @@ public final class ThinPools {
             if (HalfSentPoolChange.whyNotOneChangeBehind(pool, kernelTransaction).isPresent()) {
                 continue;
             }
-            Optional<String> refusal = finishHalfSent(volumeGroup, pool, kernelTransaction, "found at start");
+            Optional<String> refusal = finishHalfSent(volumeGroup, pool, kernelTransaction, cause);
             if (refusal.isEmpty()) {
                 finished.add(pool.pool());
             } else {

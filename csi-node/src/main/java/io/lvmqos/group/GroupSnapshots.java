@@ -111,6 +111,8 @@ public final class GroupSnapshots {
                     // a member whose pool never took it would be taken at the pool's next change, outside the freeze
                     Set<String> queued = lvm.queuedInPool(vg, existing.stream().map(LogicalVolume::name).toList());
                     if (queued.isEmpty()) {
+                        // all taken by the pool; if the last lvm was killed before the transaction id, finished now
+                        lvm.finishHalfSentPoolChanges(vg, "a retried CreateVolumeGroupSnapshot found its members");
                         return describe(group, existing);
                     }
                     log.warn("group snapshot {}: members {} were recorded by LVM, but their pool never took them (an lvm"

@@ -236,6 +236,43 @@ public class KilledPoolChangeCheck {
                 List.of(clone.getVolumeId(), first.getVolumeId(), second.getVolumeId()));
     }
 
+    /**
+     * A clone (CreateVolume from a snapshot) whose lvcreate is killed between its {@code create_snap}
+     * and the transaction id, while nothing is suspended (the snapshot it copies is inactive), so
+     * the driver's start finds nothing to resume and does not look at the pool. The retry finds the
+     * LV, inactive, and activation succeeds, since the kernel holds its device; the pool is still one
+     * change behind. A later removal of another thin LV then had lvm commit the removal and replay
+     * the clone's {@code create_snap}, which the kernel refused (EEXIST), leaving a kernel device
+     * LVM no longer records: every change of the pool was refused from then on (ChurnIT, seed
+     * -794653768383341878). The retry must leave the pool whole, and removals after it exact.
+     */
+    @Test
+    void aCloneKilledBetweenThePoolsMessagesIsRetriedToAWholePool() throws Exception {
+        Csi.Volume origin = thinVolume("killed-clone-origin");
+        Csi.Volume bystander = thinVolume("killed-clone-bystander");
+        Csi.Snapshot snapshot = driver.client().controller().createSnapshot(Csi.CreateSnapshotRequest.newBuilder()
+                .setName("killed-clone-snap").setSourceVolumeId(origin.getVolumeId()).build()).getSnapshot();
+        Files.writeString(ARMED, "set_transaction_id");
+        StatusRuntimeException killed = assertThrows(StatusRuntimeException.class,
+                () -> cloneOf(snapshot, "killed-clone"));
+        assertFalse(Files.exists(ARMED), "the library killed the lvm at set_transaction_id (the call failed with "
+                + killed.getStatus() + ")");
+        assertEquals(recordedTransaction() - 1, kernelTransaction(),
+                "LVM committed the clone, the kernel's transaction id did not follow");
+
+        driver.restart();
+        Csi.Volume clone = cloneOf(snapshot, "killed-clone");
+        assertEquals(recordedTransaction(), kernelTransaction(), "the pool took the clone before the answer");
+        assertEquals(recordedDeviceIds(), kernelDeviceIds(), "after the retry, the kernel holds exactly LVM's devices");
+        Csi2.deleteAll(driver.client(), List.of(), List.of(bystander.getVolumeId()));
+        assertEquals(recordedTransaction(), kernelTransaction(), "the removal after it finished");
+        assertEquals(recordedDeviceIds(), kernelDeviceIds(),
+                "after a later removal, the kernel holds exactly LVM's devices: none left behind");
+        Csi2.deleteAll(driver.client(), List.of(snapshot.getSnapshotId()),
+                List.of(clone.getVolumeId(), origin.getVolumeId()));
+        assertEquals(recordedDeviceIds(), kernelDeviceIds(), "after the clean-up, too");
+    }
+
     /** A DeleteSnapshot's lvremove killed between its {@code delete} message and the transaction id. */
     @Test
     void aDeleteKilledBetweenThePoolsMessagesIsRetriedToItsEnd() throws Exception {
@@ -338,6 +375,34 @@ public class KilledPoolChangeCheck {
         String vg = GuestEnv.volumeGroup();
         String pool = GuestEnv.thinPool().orElseThrow();
         return Long.parseLong(ok("lvm", "lvs", "--noheadings", "-o", "transaction_id", vg + "/" + pool).strip());
+    }
+
+    /** The thin device ids LVM's metadata records for the pool. */
+    private static java.util.Set<Long> recordedDeviceIds() {
+        String vg = GuestEnv.volumeGroup();
+        String pool = GuestEnv.thinPool().orElseThrow();
+        return ok("lvm", "lvs", "--noheadings", "-o", "pool_lv,thin_id", vg).lines().map(String::strip)
+                .map(line -> line.split("\\s+")).filter(words -> words.length == 2 && words[0].equals(pool))
+                .map(words -> Long.parseLong(words[1])).collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+    }
+
+    /** The thin device ids the pool's kernel metadata holds, read from a metadata snapshot taken for it. */
+    private static java.util.Set<Long> kernelDeviceIds() {
+        String vg = GuestEnv.volumeGroup();
+        String pool = GuestEnv.thinPool().orElseThrow();
+        ok("dmsetup", "message", kernelPool(), "0", "reserve_metadata_snap");
+        try {
+            String dump = ok("thin_dump", "--metadata-snap", "--skip-mappings",
+                    "/dev/mapper/" + vg.replace("-", "--") + "-" + pool.replace("-", "--") + "_tmeta");
+            java.util.regex.Matcher device = java.util.regex.Pattern.compile("<device dev_id=\"(\\d+)\"").matcher(dump);
+            java.util.Set<Long> ids = new java.util.TreeSet<>();
+            while (device.find()) {
+                ids.add(Long.parseLong(device.group(1)));
+            }
+            return ids;
+        } finally {
+            ok("dmsetup", "message", kernelPool(), "0", "release_metadata_snap");
+        }
     }
 
     private static void awaitWholePool() throws InterruptedException {

@@ -37,7 +37,11 @@ import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
 import io.lvmqos.node.DeviceMountPoints;
+import io.lvmqos.node.ActiveDevices;
+import io.lvmqos.node.ExpandFlow;
 import io.lvmqos.node.NodeService;
+import io.lvmqos.node.PublishFlow;
+import io.lvmqos.node.StageFlow;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.PodShares;
 import io.lvmqos.node.Publishes;
@@ -113,10 +117,14 @@ public final class Driver {
                 new DeviceMountPoints(mountTable), pods, guarantees, runner::callDeadline);
         QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
         Mounter mounter = Mounter.create(mountTable, kubeletPaths);
-        NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
-                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
-                new Publishes(kubeletPaths, mounter, mountTable, Path.of("/dev")), podShares,
-                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm), floorWatch::unmet), locks);
+        Filesystems filesystems = new Filesystems(runner);
+        ActiveDevices devices = new ActiveDevices(lvm);
+        NodeService node = new NodeService(catalog, kubeletPaths, mounter,
+                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm), floorWatch::unmet), locks,
+                new StageFlow(kubeletPaths, mounter, mountTable, BlockDeviceProbe.onThisHost(runner), filesystems, devices),
+                new PublishFlow(kubeletPaths, mounter, mountTable, podLimits,
+                        new Publishes(kubeletPaths, mounter, mountTable, Path.of("/dev")), podShares, devices),
+                new ExpandFlow(catalog, lvm, filesystems, podLimits));
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),

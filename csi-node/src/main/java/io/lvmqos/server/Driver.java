@@ -2,6 +2,7 @@ package io.lvmqos.server;
 
 import io.grpc.BindableService;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.CgroupLimitsWriters;
 import io.lvmqos.cgroup.CgroupMode;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.IoCost;
@@ -90,7 +91,7 @@ public final class Driver {
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName(), mountTable);
         kubeletPaths.propagation().problem().ifPresent(health::misconfigured);
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
-        CgroupLimitsWriter limitsWriter = CgroupLimitsWriter.forNode(settings.cgroupRoot());
+        CgroupLimitsWriter limitsWriter = CgroupLimitsWriters.forNode(settings.cgroupRoot());
         ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);
         SysBlock sysBlock = new SysBlock(Path.of("/sys"));
         PodLimits podLimits = new PodLimits(podCgroups, limitsWriter, containerWatcher, mountTable,

@@ -103,18 +103,18 @@ public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, Optional
      * would be false). {@code caps} are the limits in force on the volume at its size.
      */
     public void requireConsistent(IoLimits caps) {
-        refuseMix(iopsFloor, QosParameters.IOPS_FLOOR, readIopsFloor, writeIopsFloor, QosParameters.READ_IOPS_FLOOR,
-                QosParameters.WRITE_IOPS_FLOOR);
-        refuseMix(bpsFloor, QosParameters.BPS_FLOOR, readBpsFloor, writeBpsFloor, QosParameters.READ_BPS_FLOOR,
-                QosParameters.WRITE_BPS_FLOOR);
-        aboveCap(readIopsFloor, caps.readIops(), QosParameters.READ_IOPS_FLOOR, QosParameters.READ_IOPS);
-        aboveCap(writeIopsFloor, caps.writeIops(), QosParameters.WRITE_IOPS_FLOOR, QosParameters.WRITE_IOPS);
-        aboveCap(readBpsFloor, caps.readBps(), QosParameters.READ_BPS_FLOOR, QosParameters.READ_BPS);
-        aboveCap(writeBpsFloor, caps.writeBps(), QosParameters.WRITE_BPS_FLOOR, QosParameters.WRITE_BPS);
-        aboveCap(iopsFloor, sum(caps.readIops(), caps.writeIops()), QosParameters.IOPS_FLOOR,
-                QosParameters.READ_IOPS + " + " + QosParameters.WRITE_IOPS);
-        aboveCap(bpsFloor, sum(caps.readBps(), caps.writeBps()), QosParameters.BPS_FLOOR,
-                QosParameters.READ_BPS + " + " + QosParameters.WRITE_BPS);
+        refuseMix(iopsFloor, QosKeys.IOPS_FLOOR, readIopsFloor, writeIopsFloor, QosKeys.READ_IOPS_FLOOR,
+                QosKeys.WRITE_IOPS_FLOOR);
+        refuseMix(bpsFloor, QosKeys.BPS_FLOOR, readBpsFloor, writeBpsFloor, QosKeys.READ_BPS_FLOOR,
+                QosKeys.WRITE_BPS_FLOOR);
+        aboveCap(readIopsFloor, caps.readIops(), QosKeys.READ_IOPS_FLOOR, QosKeys.READ_IOPS);
+        aboveCap(writeIopsFloor, caps.writeIops(), QosKeys.WRITE_IOPS_FLOOR, QosKeys.WRITE_IOPS);
+        aboveCap(readBpsFloor, caps.readBps(), QosKeys.READ_BPS_FLOOR, QosKeys.READ_BPS);
+        aboveCap(writeBpsFloor, caps.writeBps(), QosKeys.WRITE_BPS_FLOOR, QosKeys.WRITE_BPS);
+        aboveCap(iopsFloor, sum(caps.readIops(), caps.writeIops()), QosKeys.IOPS_FLOOR,
+                QosKeys.READ_IOPS + " + " + QosKeys.WRITE_IOPS);
+        aboveCap(bpsFloor, sum(caps.readBps(), caps.writeBps()), QosKeys.BPS_FLOOR,
+                QosKeys.READ_BPS + " + " + QosKeys.WRITE_BPS);
     }
 
     private static void refuseMix(OptionalLong both, String bothKey, OptionalLong read, OptionalLong write,

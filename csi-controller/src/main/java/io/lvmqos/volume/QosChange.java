@@ -8,9 +8,9 @@ import java.util.OptionalLong;
 /**
  * A change of a volume's limits, as a VolumeAttributesClass (ControllerModifyVolume's mutable
  * parameters) asks for it, per direction: empty leaves that limit as it is (the class does not
- * name it), {@link Limit#UNLIMITED} lifts it (the class says {@value QosParameters#NO_LIMIT}),
+ * name it), {@link Limit#UNLIMITED} lifts it (the class says {@value QosKeys#NO_LIMIT}),
  * anything else replaces it. {@code guarantee} names the {@link Guarantee} fields the class sets (a
- * value) or removes (empty, the class says {@value QosParameters#NO_GUARANTEE}).
+ * value) or removes (empty, the class says {@value QosKeys#NO_GUARANTEE}).
  */
 public record QosChange(Optional<Limit> readBps, Optional<Limit> writeBps, Optional<Limit> readIops,
                         Optional<Limit> writeIops, Map<String, OptionalLong> guarantee) {

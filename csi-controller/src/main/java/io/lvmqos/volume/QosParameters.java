@@ -1,5 +1,25 @@
 package io.lvmqos.volume;
 
+import static io.lvmqos.volume.QosKeys.BPS;
+import static io.lvmqos.volume.QosKeys.BPS_FLOOR;
+import static io.lvmqos.volume.QosKeys.BPS_PER_GIB;
+import static io.lvmqos.volume.QosKeys.GUARANTEE_KEYS;
+import static io.lvmqos.volume.QosKeys.IOPS;
+import static io.lvmqos.volume.QosKeys.IOPS_FLOOR;
+import static io.lvmqos.volume.QosKeys.IOPS_PER_GIB;
+import static io.lvmqos.volume.QosKeys.IO_WEIGHT;
+import static io.lvmqos.volume.QosKeys.KEYS;
+import static io.lvmqos.volume.QosKeys.NO_GUARANTEE;
+import static io.lvmqos.volume.QosKeys.NO_LIMIT;
+import static io.lvmqos.volume.QosKeys.READ_BPS;
+import static io.lvmqos.volume.QosKeys.READ_BPS_FLOOR;
+import static io.lvmqos.volume.QosKeys.READ_IOPS;
+import static io.lvmqos.volume.QosKeys.READ_IOPS_FLOOR;
+import static io.lvmqos.volume.QosKeys.WRITE_BPS;
+import static io.lvmqos.volume.QosKeys.WRITE_BPS_FLOOR;
+import static io.lvmqos.volume.QosKeys.WRITE_IOPS;
+import static io.lvmqos.volume.QosKeys.WRITE_IOPS_FLOOR;
+
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
@@ -15,39 +35,11 @@ import java.util.stream.Stream;
  * The StorageClass keys that set I/O limits, validated; the one place their text is read.
  * Both-direction keys ({@code iops}, {@code bps}) give each direction the same limit, because
  * io.max limits each direction on its own; per-direction keys override them; per-GiB keys scale
- * with the volume's size. Every key also takes {@value #NO_LIMIT}: no limit in that direction,
+ * with the volume's size. Every key also takes {@value QosKeys#NO_LIMIT}: no limit in that direction,
  * which in a VolumeAttributesClass lifts a limit the volume has (a key the class leaves out leaves
  * the limit as it is).
  */
 public final class QosParameters {
-
-    public static final String IOPS = "iops";
-    public static final String BPS = "bps";
-    public static final String READ_IOPS = "readIOPS";
-    public static final String WRITE_IOPS = "writeIOPS";
-    public static final String READ_BPS = "readBPS";
-    public static final String WRITE_BPS = "writeBPS";
-    public static final String IOPS_PER_GIB = "iopsPerGiB";
-    public static final String BPS_PER_GIB = "bpsPerGiB";
-
-    public static final String IO_WEIGHT = "ioWeight";
-    public static final String IOPS_FLOOR = "iopsFloor";
-    public static final String READ_IOPS_FLOOR = "readIOPSFloor";
-    public static final String WRITE_IOPS_FLOOR = "writeIOPSFloor";
-    public static final String BPS_FLOOR = "bpsFloor";
-    public static final String READ_BPS_FLOOR = "readBPSFloor";
-    public static final String WRITE_BPS_FLOOR = "writeBPSFloor";
-
-    /** The value that means "no limit", as io.max writes it. */
-    public static final String NO_LIMIT = "max";
-    /** The value that takes a weight or a floor away. */
-    public static final String NO_GUARANTEE = "none";
-
-    public static final List<String> CAP_KEYS =
-            List.of(IOPS, BPS, READ_IOPS, WRITE_IOPS, READ_BPS, WRITE_BPS, IOPS_PER_GIB, BPS_PER_GIB);
-    public static final List<String> GUARANTEE_KEYS =
-            List.of(IO_WEIGHT, IOPS_FLOOR, READ_IOPS_FLOOR, WRITE_IOPS_FLOOR, BPS_FLOOR, READ_BPS_FLOOR, WRITE_BPS_FLOOR);
-    public static final List<String> KEYS = Stream.concat(CAP_KEYS.stream(), GUARANTEE_KEYS.stream()).toList();
 
     /** Guarantee key to the {@link Guarantee} field it sets. */
     private static final Map<String, String> GUARANTEE_FIELDS = Map.of(
@@ -68,7 +60,7 @@ public final class QosParameters {
 
     /**
      * Reads mutable parameters (VolumeAttributesClass): only QoS keys are mutable here, an absent
-     * key leaves that limit as it is, and {@value #NO_LIMIT} lifts it.
+     * key leaves that limit as it is, and {@value QosKeys#NO_LIMIT} lifts it.
      */
     public static QosChange parseMutable(Map<String, String> mutable) {
         requireMutableKeys(mutable);
@@ -127,7 +119,7 @@ public final class QosParameters {
         return text.toString();
     }
 
-    /** The guarantee fields the keys set (a value) or take away ({@value #NO_GUARANTEE}: empty). */
+    /** The guarantee fields the keys set (a value) or take away ({@value QosKeys#NO_GUARANTEE}: empty). */
     private static Map<String, OptionalLong> guarantee(Map<String, String> parameters) {
         Map<String, OptionalLong> fields = new LinkedHashMap<>();
         for (String key : GUARANTEE_KEYS) {
@@ -198,7 +190,7 @@ public final class QosParameters {
                 text -> new Limit.PerGiB(positive(key, text, "a positive number per GiB such as 10 or 0.5, or " + NO_LIMIT)));
     }
 
-    /** The key's limit: empty when the key is absent, unlimited for {@value #NO_LIMIT}, else what {@code read} makes. */
+    /** The key's limit: empty when the key is absent, unlimited for {@value QosKeys#NO_LIMIT}, else what {@code read} makes. */
     private static Optional<Limit> limit(Map<String, String> parameters, String key,
                                          Function<String, Limit> read) {
         return value(parameters, key).map(text -> text.equals(NO_LIMIT) ? Limit.UNLIMITED : read.apply(text));

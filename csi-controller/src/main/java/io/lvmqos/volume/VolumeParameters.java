@@ -46,7 +46,7 @@ public record VolumeParameters(Optional<String> volumeGroup, LvmType lvmType, St
 
     public static List<String> acceptedKeys() {
         List<String> keys = new ArrayList<>(PLACEMENT_KEYS);
-        keys.addAll(QosParameters.KEYS);
+        keys.addAll(QosKeys.KEYS);
         return keys;
     }
 

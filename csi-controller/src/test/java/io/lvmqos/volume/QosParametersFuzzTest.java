@@ -83,13 +83,13 @@ class QosParametersFuzzTest {
     }
 
     private static void acceptsAWholeNumberInRange(FuzzedDataProvider data) {
-        String key = data.pickValue(List.of(QosParameters.IOPS, QosParameters.READ_IOPS, QosParameters.WRITE_BPS,
-                QosParameters.BPS, QosParameters.IO_WEIGHT, QosParameters.IOPS_FLOOR, QosParameters.WRITE_BPS_FLOOR,
-                QosParameters.READ_IOPS_FLOOR));
+        String key = data.pickValue(List.of(QosKeys.IOPS, QosKeys.READ_IOPS, QosKeys.WRITE_BPS,
+                QosKeys.BPS, QosKeys.IO_WEIGHT, QosKeys.IOPS_FLOOR, QosKeys.WRITE_BPS_FLOOR,
+                QosKeys.READ_IOPS_FLOOR));
         long max = switch (key) {
-            case QosParameters.IO_WEIGHT -> Guarantee.MAX_WEIGHT;
-            case QosParameters.IOPS, QosParameters.READ_IOPS, QosParameters.IOPS_FLOOR,
-                 QosParameters.READ_IOPS_FLOOR -> IoLimits.MAX_IOPS;
+            case QosKeys.IO_WEIGHT -> Guarantee.MAX_WEIGHT;
+            case QosKeys.IOPS, QosKeys.READ_IOPS, QosKeys.IOPS_FLOOR,
+                 QosKeys.READ_IOPS_FLOOR -> IoLimits.MAX_IOPS;
             default -> IoLimits.MAX_BPS;
         };
         long value = data.consumeLong(1, max);
@@ -98,7 +98,7 @@ class QosParametersFuzzTest {
     }
 
     private static String key(FuzzedDataProvider data) {
-        return data.consumeInt(0, 7) == 0 ? data.consumeString(12) : data.pickValue(QosParameters.KEYS);
+        return data.consumeInt(0, 7) == 0 ? data.consumeString(12) : data.pickValue(QosKeys.KEYS);
     }
 
     private static String value(FuzzedDataProvider data) {

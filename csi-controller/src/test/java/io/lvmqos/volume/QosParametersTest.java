@@ -173,7 +173,7 @@ class QosParametersTest {
 
     @Test
     void knowsEachOfItsKeys() {
-        for (String key : QosParameters.KEYS) {
+        for (String key : QosKeys.KEYS) {
             assertTrue(QosParameters.isQosKey(key), key);
         }
     }

@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 /**
  * Writes one device's I/O limits into a pod's cgroup, through plain file writes (no fork). One
  * implementation per cgroup interface, chosen once from the node's cgroup mode by
- * {@link #forNode}: {@link V2LimitsWriter} (io.max, hierarchical) and {@link V1LimitsWriter}
+ * {@link CgroupLimitsWriters#forNode}: {@link V2LimitsWriter} (io.max, hierarchical) and {@link V1LimitsWriter}
  * (blkio.throttle, which is not hierarchical, so it also writes every container cgroup below the
  * pod's and copies the pod's lines into one made later).
  *
@@ -29,25 +29,6 @@ import java.util.stream.Stream;
  * promise.
  */
 public sealed interface CgroupLimitsWriter permits V2LimitsWriter, V1LimitsWriter, CgroupLimitsWriter.NoController {
-
-    /**
-     * The writer for the node's cgroup mode, detected now. A node with no I/O controller gets a
-     * writer that refuses every call with the reason, so that the plugin still starts and says why
-     * on each publish that needs a limit.
-     *
-     * @param cgroupRoot the host's cgroup mount point, the same one {@link PodCgroups} searches
-     */
-    static CgroupLimitsWriter forNode(Path cgroupRoot) {
-        Path root = cgroupRoot.toAbsolutePath().normalize();
-        try {
-            return switch (CgroupMode.detect(root)) {
-                case V2 -> new V2LimitsWriter(root);
-                case V1 -> new V1LimitsWriter(root);
-            };
-        } catch (DriverException.Unavailable none) {
-            return new NoController(root, none.getMessage());
-        }
-    }
 
     /**
      * Writes the device's limits; within the kernel's bounds by construction ({@link IoLimits}).

@@ -4,6 +4,7 @@
  * operator's, or one {@link io.lvmqos.guarantee.Calibrator} measured through an LV of its own and
  * recorded in the volume group's tag), and whether the floors promised on a disk are being kept
  * ({@link io.lvmqos.guarantee.FloorWatch}). It reads cgroup and sysfs files and runs lvm; it knows
- * no CSI or gRPC type. Uses cgroup, device, errors, lvm and volume.
+ * no CSI or gRPC type. Depends on {@code cgroup}, {@code device}, {@code lvm}, {@code volume} and
+ * {@code errors}.
  */
 package io.lvmqos.guarantee;

@@ -107,7 +107,7 @@ public final class Beneath {
         public FilesystemUsage usage() {
             long[] statfs = new long[15];
             if (libc.fstatfs(fd, statfs) != 0) {
-                throw Mounter.failure("statfs of descriptor " + fd, lastError.getAsInt());
+                throw ErrnoStatus.failure("statfs of descriptor " + fd, lastError.getAsInt());
             }
             return new FilesystemUsage(statfs[1], statfs[2], statfs[3], statfs[4], statfs[5], statfs[6]);
         }
@@ -154,7 +154,7 @@ public final class Beneath {
     private Fd openRoot() {
         int fd = libc.open(root.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
-            throw Mounter.failure("opening the kubelet directory " + root, lastError.getAsInt());
+            throw ErrnoStatus.failure("opening the kubelet directory " + root, lastError.getAsInt());
         }
         return new Fd(fd);
     }
@@ -358,7 +358,7 @@ public final class Beneath {
         if (errno == Errno.EEXIST.intValue()) {
             throw DriverException.alreadyExists(walked + " already exists");
         }
-        throw Mounter.failure("opening " + walked, errno);
+        throw ErrnoStatus.failure("opening " + walked, errno);
     }
 
     /** ENOTDIR: openat with O_NOFOLLOW says so for a symlink too; tell the two apart for the message. */
@@ -446,7 +446,7 @@ public final class Beneath {
         if (libc.mkdirat(dir.number(), name, 0750) != 0) {
             int errno = lastError.getAsInt();
             if (errno != Errno.EEXIST.intValue()) {
-                throw Mounter.failure("creating directory " + walked, errno);
+                throw ErrnoStatus.failure("creating directory " + walked, errno);
             }
         }
     }
@@ -462,7 +462,7 @@ public final class Beneath {
             }
             int errno = lastError.getAsInt();
             if (errno != Errno.EEXIST.intValue()) {
-                throw Mounter.failure("creating file " + path, errno);
+                throw ErrnoStatus.failure("creating file " + path, errno);
             }
             try (Fd existing = open(parent, path).orElseThrow(() -> DriverException.aborted(path
                     + " was removed while it was being created; retry"))) {
@@ -503,7 +503,7 @@ public final class Beneath {
                 throw DriverException.failedPrecondition("cannot remove " + path + ": something is mounted on it");
             }
             if (errno != Errno.ENOTDIR.intValue()) {
-                throw DriverException.failedPrecondition("cannot remove " + path + ": " + Mounter.describe(errno));
+                throw DriverException.failedPrecondition("cannot remove " + path + ": " + Errno.describe(errno));
             }
             try (Fd file = open(parent, path).orElse(null)) {
                 if (file == null) {
@@ -521,7 +521,7 @@ public final class Beneath {
             if (errno == Errno.ENOENT.intValue()) {
                 return false;
             }
-            throw DriverException.failedPrecondition("cannot remove " + path + ": " + Mounter.describe(errno));
+            throw DriverException.failedPrecondition("cannot remove " + path + ": " + Errno.describe(errno));
         }
     }
 

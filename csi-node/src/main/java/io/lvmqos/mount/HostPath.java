@@ -13,7 +13,14 @@ import java.nio.file.Path;
 public record HostPath(Path path) {
 
     public HostPath {
-        Mounter.requireCanonical(path, "host path");
+        requireCanonical(path, "host path");
+    }
+
+    /** The rule for every path the mount boundary is given: absolute, without . or .. in it. */
+    static void requireCanonical(Path path, String role) {
+        if (!path.isAbsolute() || !path.normalize().equals(path)) {
+            throw DriverException.invalidArgument(role + " " + path + " must be an absolute path without . or ..");
+        }
     }
 
     /** The path itself, as messages and logs name it. */

@@ -2,7 +2,6 @@ package io.lvmqos.mount;
 
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -152,7 +151,8 @@ public final class MountTable {
     private static List<MountEntry> selected(String table, List<Path> mountPoints, Optional<DeviceNumber> device,
                                              boolean deviceNodes) {
         List<Path> points = mountPoints.stream().map(p -> p.toAbsolutePath().normalize()).toList();
-        List<String> escapedPoints = points.stream().map(p -> " " + escape(p.toString()) + " ").toList();
+        List<String> escapedPoints = points.stream()
+                .map(p -> " " + MountinfoEscapes.escape(p.toString()) + " ").toList();
         String deviceField = device.map(d -> " " + d + " ").orElse(null);
         List<String> needles = new ArrayList<>(escapedPoints);
         if (deviceField != null) {
@@ -273,21 +273,6 @@ public final class MountTable {
         }
     }
 
-    /** The kernel's escaping of a path in mountinfo: space, tab, newline and backslash as \ooo. */
-    static String escape(String path) {
-        StringBuilder out = new StringBuilder(path.length());
-        for (char c : path.toCharArray()) {
-            switch (c) {
-                case ' ' -> out.append("\\040");
-                case '\t' -> out.append("\\011");
-                case '\n' -> out.append("\\012");
-                case '\\' -> out.append("\\134");
-                default -> out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
     /**
      * {@code 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue}: six
      * fixed fields, zero or more optional fields ended by "-", then type, source and super options.
@@ -306,12 +291,12 @@ public final class MountTable {
                 Integer.parseInt(fields[0]),
                 Integer.parseInt(fields[1]),
                 DeviceNumber.parse(fields[2]),
-                unescape(fields[3]),
-                Path.of(unescape(fields[4])),
+                MountinfoEscapes.unescape(fields[3]),
+                Path.of(MountinfoEscapes.unescape(fields[4])),
                 splitOptions(fields[5]),
                 optionalFields,
-                unescape(fields[separator + 1]),
-                unescape(fields[separator + 2]),
+                MountinfoEscapes.unescape(fields[separator + 1]),
+                MountinfoEscapes.unescape(fields[separator + 2]),
                 splitOptions(fields[separator + 3]));
     }
 
@@ -332,29 +317,6 @@ public final class MountTable {
     }
 
     private static List<String> splitOptions(String field) {
-        return Arrays.stream(field.split(",")).map(MountTable::unescape).toList();
-    }
-
-    /** Decodes the kernel's \ooo escapes; the result is UTF-8 bytes, as the path was. */
-    static String unescape(String field) {
-        if (field.indexOf('\\') < 0) {
-            return field;
-        }
-        byte[] raw = field.getBytes(StandardCharsets.UTF_8);
-        ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length);
-        for (int i = 0; i < raw.length; i++) {
-            if (raw[i] == '\\' && i + 3 < raw.length && isOctal(raw[i + 1]) && isOctal(raw[i + 2])
-                    && isOctal(raw[i + 3])) {
-                out.write(((raw[i + 1] - '0') << 6) | ((raw[i + 2] - '0') << 3) | (raw[i + 3] - '0'));
-                i += 3;
-            } else {
-                out.write(raw[i]);
-            }
-        }
-        return out.toString(StandardCharsets.UTF_8);
-    }
-
-    private static boolean isOctal(byte b) {
-        return b >= '0' && b <= '7';
+        return Arrays.stream(field.split(",")).map(MountinfoEscapes::unescape).toList();
     }
 }

@@ -79,7 +79,7 @@ public final class Mounter {
             throw DriverException.failedPrecondition("cannot unmount " + target + ": it is busy; "
                     + describeHolders(target, mountTable, holders));
         }
-        throw failure("unmounting " + target, errno);
+        throw ErrnoStatus.failure("unmounting " + target, errno);
     }
 
     /**
@@ -200,7 +200,7 @@ public final class Mounter {
      * with FAILED_PRECONDITION, leaving nothing mounted wherever the directory went.
      */
     private void mountOnto(Path target, boolean create, MountCall mount, Supplier<String> what, AfterMount then) {
-        requireCanonical(target, "mount target");
+        HostPath.requireCanonical(target, "mount target");
         try (Beneath.Parent parent = create ? under.createDirectoryIn(target) : under.parent(target);
              Beneath.Fd pinned = create ? under.openDirectory(parent, target)
                      : under.open(parent, target).orElseThrow(() -> DriverException.notFound(
@@ -245,9 +245,9 @@ public final class Mounter {
     private void undoOnto(Beneath.Fd pinned, Path target, RuntimeException cause) {
         if (ProcessStarts.unmounting(() -> libc.umount2(pinned.procPath(), 0)) != 0) {
             int errno = lastError.getAsInt();
-            cause.addSuppressed(failure("undoing the mount made on " + target, errno));
+            cause.addSuppressed(ErrnoStatus.failure("undoing the mount made on " + target, errno));
             log.error("a mount made on {} (the directory is now at {}) could not be undone: {}", target,
-                    pinned.currentPath().map(Path::toString).orElse("a removed directory"), describe(errno));
+                    pinned.currentPath().map(Path::toString).orElse("a removed directory"), Errno.describe(errno));
         }
     }
 
@@ -280,7 +280,7 @@ public final class Mounter {
      * was read from the pinned mount (its device, whose limits are lifted next) is what went.
      */
     public UnmountOutcome unmount(Path target, OptionalLong expectedMount) {
-        requireCanonical(target, "unmount target");
+        HostPath.requireCanonical(target, "unmount target");
         Beneath.Parent parent;
         try {
             parent = under.parent(target);
@@ -341,7 +341,7 @@ public final class Mounter {
      * path was swapped or renamed meanwhile).
      */
     public Optional<PinnedMount> pin(Path path) {
-        requireCanonical(path, "volume path");
+        HostPath.requireCanonical(path, "volume path");
         try (Beneath.Parent parent = under.parent(path)) {
             Beneath.Fd top = under.open(parent, path).orElseThrow(() -> DriverException.notFound(
                     "volume path " + path + " does not exist"));
@@ -411,28 +411,8 @@ public final class Mounter {
     private void call(int rc, Supplier<String> what) {
         if (rc != 0) {
             int errno = lastError.getAsInt();
-            throw failure(what.get(), errno);
+            throw ErrnoStatus.failure(what.get(), errno);
         }
-    }
-
-    static DriverException failure(String what, int errno) {
-        String message = what + " failed: " + describe(errno);
-        if (errno == Errno.EPERM.intValue() || errno == Errno.EACCES.intValue()) {
-            return DriverException.failedPrecondition(message
-                    + " (the node plugin needs root with CAP_SYS_ADMIN in the host's mount namespace)");
-        }
-        if (errno == Errno.ENOENT.intValue() || errno == Errno.ENOTDIR.intValue()
-                || errno == Errno.ENODEV.intValue() || errno == Errno.ENXIO.intValue()) {
-            return DriverException.notFound(message);
-        }
-        if (errno == Errno.EBUSY.intValue()) {
-            return DriverException.failedPrecondition(message);
-        }
-        return DriverException.internal(message);
-    }
-
-    static String describe(int errno) {
-        return Errno.describe(errno);
     }
 
     private static String optionName(MountFlag flag) {
@@ -446,12 +426,6 @@ public final class Mounter {
             case NOSYMFOLLOW -> "nosymfollow";
             default -> throw new IllegalArgumentException(flag + " is not a per-mount option");
         };
-    }
-
-    static void requireCanonical(Path path, String role) {
-        if (!path.isAbsolute() || !path.normalize().equals(path)) {
-            throw DriverException.invalidArgument(role + " " + path + " must be an absolute path without . or ..");
-        }
     }
 
     /**
@@ -472,14 +446,14 @@ public final class Mounter {
         }
 
         static PathHandle open(LibC libc, IntSupplier lastError, Path path, String role) {
-            requireCanonical(path, role);
+            HostPath.requireCanonical(path, role);
             int fd = libc.open(path.toString(), OPEN_FLAGS);
             if (fd < 0) {
                 int errno = lastError.getAsInt();
                 if (errno == Errno.ENOENT.intValue()) {
                     throw DriverException.notFound(role + " " + path + " does not exist");
                 }
-                throw failure("opening " + role + " " + path, errno);
+                throw ErrnoStatus.failure("opening " + role + " " + path, errno);
             }
             PathHandle handle = new PathHandle(libc, fd);
             try {

@@ -122,7 +122,7 @@ public final class StatMount {
     long uniqueId(int fd) {
         byte[] buf = new byte[STATX_SIZE];
         if (libc.statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, buf) != 0) {
-            throw Mounter.failure("statx of descriptor " + fd, lastError.getAsInt());
+            throw ErrnoStatus.failure("statx of descriptor " + fd, lastError.getAsInt());
         }
         ByteBuffer b = ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder());
         if ((b.getInt(0) & STATX_MNT_ID_UNIQUE) == 0) {
@@ -146,7 +146,7 @@ public final class StatMount {
                 return Optional.empty();
             }
             if (errno != Errno.EOVERFLOW.intValue() || size >= (1 << 20)) {
-                throw Mounter.failure("statmount of mount " + uniqueId, errno);
+                throw ErrnoStatus.failure("statmount of mount " + uniqueId, errno);
             }
             size *= 4; // long options or paths: the kernel says so rather than cutting them
         }
@@ -198,7 +198,7 @@ public final class StatMount {
         List<String> superOptions = new ArrayList<>();
         superOptions.add((sbFlags & SB_RDONLY) != 0 ? "ro" : "rw");
         if (!fsOptions.isEmpty()) {
-            superOptions.addAll(Arrays.stream(fsOptions.split(",")).map(MountTable::unescape).toList());
+            superOptions.addAll(Arrays.stream(fsOptions.split(",")).map(MountinfoEscapes::unescape).toList());
         }
         MountEntry entry = new MountEntry(oldId, oldParent, device, root, Path.of(mountPoint), options(attr), tags,
                 fsType, source.isEmpty() ? "none" : source, superOptions);

@@ -2,6 +2,7 @@ package io.lvmqos.server;
 
 import io.grpc.BindableService;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.CgroupLimitsWriters;
 import io.lvmqos.cgroup.CgroupMode;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.IoCost;
@@ -37,7 +38,11 @@ import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
 import io.lvmqos.node.DeviceMountPoints;
+import io.lvmqos.node.ActiveDevices;
+import io.lvmqos.node.ExpandFlow;
 import io.lvmqos.node.NodeService;
+import io.lvmqos.node.PublishFlow;
+import io.lvmqos.node.StageFlow;
 import io.lvmqos.node.PodLimits;
 import io.lvmqos.node.PodShares;
 import io.lvmqos.node.Publishes;
@@ -86,7 +91,7 @@ public final class Driver {
         KubeletPaths kubeletPaths = new KubeletPaths(settings.kubeletDir(), settings.driverName(), mountTable);
         kubeletPaths.propagation().problem().ifPresent(health::misconfigured);
         PodCgroups podCgroups = new PodCgroups(settings.cgroupRoot());
-        CgroupLimitsWriter limitsWriter = CgroupLimitsWriter.forNode(settings.cgroupRoot());
+        CgroupLimitsWriter limitsWriter = CgroupLimitsWriters.forNode(settings.cgroupRoot());
         ContainerCgroupWatcher containerWatcher = new ContainerCgroupWatcher(limitsWriter::copyPodLimits);
         SysBlock sysBlock = new SysBlock(Path.of("/sys"));
         PodLimits podLimits = new PodLimits(podCgroups, limitsWriter, containerWatcher, mountTable,
@@ -113,10 +118,14 @@ public final class Driver {
                 new DeviceMountPoints(mountTable), pods, guarantees, runner::callDeadline);
         QosModifier qos = new QosModifier(lvm, catalog, locks, pods, guarantees);
         Mounter mounter = Mounter.create(mountTable, kubeletPaths);
-        NodeService node = new NodeService(catalog, lvm, kubeletPaths, mounter, mountTable,
-                BlockDeviceProbe.onThisHost(runner), new Filesystems(runner), podLimits,
-                new Publishes(kubeletPaths, mounter, mountTable, Path.of("/dev")), podShares,
-                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm), floorWatch::unmet), locks);
+        Filesystems filesystems = new Filesystems(runner);
+        ActiveDevices devices = new ActiveDevices(lvm);
+        NodeService node = new NodeService(catalog, kubeletPaths, mounter,
+                new VolumeStats(runner, conditions, new ThinPoolSpace(lvm), floorWatch::unmet), locks,
+                new StageFlow(kubeletPaths, mounter, mountTable, BlockDeviceProbe.onThisHost(runner), filesystems, devices),
+                new PublishFlow(kubeletPaths, mounter, mountTable, podLimits,
+                        new Publishes(kubeletPaths, mounter, mountTable, Path.of("/dev")), podShares, devices),
+                new ExpandFlow(catalog, lvm, filesystems, podLimits));
         GroupSnapshots groupSnapshots = new GroupSnapshots(lvm, mountTable, kubeletPaths, mounter, runner, locks,
                 settings.nodeId(), settings.volumeGroups());
         SnapshotMetadataReader snapshotMetadata = new SnapshotMetadataReader(lvm, ThinPoolMetadata.onThisHost(runner),

@@ -46,9 +46,9 @@ class CgroupLimitsWriterTest {
     @Test
     void v2WritesOneLineAndLeavesTheAncestorsAloneWhereThePodHasIoMax() throws IOException {
         Path pod = v2Pod();
-        CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS);
+        CgroupLimitsWriters.forNode(root).apply(pod, LV, LIMITS);
         assertEquals("253:4 rbps=4194304 wbps=2097152 riops=max wiops=200", Files.readString(pod.resolve("io.max")));
-        assertEquals(Optional.of(LIMITS), CgroupLimitsWriter.forNode(root).read(pod, LV));
+        assertEquals(Optional.of(LIMITS), CgroupLimitsWriters.forNode(root).read(pod, LV));
         assertEquals("cpu memory pids\n", Files.readString(root.resolve("cgroup.subtree_control")),
                 "io.max was there: no ancestor is read or written");
     }
@@ -63,7 +63,7 @@ class CgroupLimitsWriterTest {
         Path pod = v2Pod();
         Files.delete(pod.resolve("io.max"));
         var e = assertThrows(DriverException.Unavailable.class,
-                () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
+                () -> CgroupLimitsWriters.forNode(root).apply(pod, LV, LIMITS));
         assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
         assertEquals("+io", Files.readString(root.resolve("cgroup.subtree_control")));
         assertEquals("+io", Files.readString(root.resolve("kubepods.slice/cgroup.subtree_control")));
@@ -76,7 +76,7 @@ class CgroupLimitsWriterTest {
         Path pod = v2Pod();
         Files.writeString(root.resolve("cgroup.controllers"), "cpu memory pids\n");
         Files.delete(pod.resolve("io.max")); // as the kernel has it: no io anywhere, no io.max
-        var e = assertThrows(DriverException.Unavailable.class, () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
+        var e = assertThrows(DriverException.Unavailable.class, () -> CgroupLimitsWriters.forNode(root).apply(pod, LV, LIMITS));
         assertTrue(e.getMessage().contains("io controller"), e.getMessage());
     }
 
@@ -85,7 +85,7 @@ class CgroupLimitsWriterTest {
         Path pod = v2Pod();
         Files.delete(pod.resolve("io.max"));
         Files.createDirectory(pod.resolve("io.max"));
-        assertThrows(DriverException.class, () -> CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS));
+        assertThrows(DriverException.class, () -> CgroupLimitsWriters.forNode(root).apply(pod, LV, LIMITS));
     }
 
     @Test
@@ -95,7 +95,7 @@ class CgroupLimitsWriterTest {
             Files.writeString(root.resolve("blkio").resolve(file.file), "");
             Files.writeString(pod.resolve(file.file), "");
         }
-        CgroupLimitsWriter.forNode(root).apply(pod, LV, LIMITS);
+        CgroupLimitsWriters.forNode(root).apply(pod, LV, LIMITS);
         assertEquals("253:4 4194304", Files.readString(pod.resolve("blkio.throttle.read_bps_device")));
         assertEquals("253:4 2097152", Files.readString(pod.resolve("blkio.throttle.write_bps_device")));
         assertEquals("253:4 0", Files.readString(pod.resolve("blkio.throttle.read_iops_device")));
@@ -116,7 +116,7 @@ class CgroupLimitsWriterTest {
         Path pod = v1Cgroup(root.resolve("blkio/kubepods/burstable/pod1234-abcd"));
         Path pause = v1Cgroup(pod.resolve("aaaa"));
         Path app = v1Cgroup(pod.resolve("bbbb"));
-        CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(root);
+        CgroupLimitsWriter writer = CgroupLimitsWriters.forNode(root);
         writer.apply(pod, LV, LIMITS);
         for (Path container : java.util.List.of(pause, app)) {
             assertEquals("253:4 2097152", Files.readString(container.resolve("blkio.throttle.write_bps_device")));
@@ -136,11 +136,11 @@ class CgroupLimitsWriterTest {
         Files.writeString(pod.resolve("blkio.throttle.write_bps_device"), "253:4 4194304\n");
         Files.writeString(pod.resolve("blkio.throttle.read_iops_device"), "253:4 200\n");
         Path later = v1Cgroup(pod.resolve("cccc"));
-        CgroupLimitsWriter.forNode(root).copyPodLimits(pod, later);
+        CgroupLimitsWriters.forNode(root).copyPodLimits(pod, later);
         assertEquals("253:4 4194304", Files.readString(later.resolve("blkio.throttle.write_bps_device")));
         assertEquals("253:4 200", Files.readString(later.resolve("blkio.throttle.read_iops_device")));
         assertEquals("", Files.readString(later.resolve("blkio.throttle.read_bps_device")), "no line the pod lacks");
-        CgroupLimitsWriter.forNode(root).copyPodLimits(pod, pod.resolve("gone")); // a container that already ended
+        CgroupLimitsWriters.forNode(root).copyPodLimits(pod, pod.resolve("gone")); // a container that already ended
     }
 
     @Test
@@ -173,11 +173,11 @@ class CgroupLimitsWriterTest {
     void aPodCgroupOutsideTheHierarchyIsRefused(@TempDir Path elsewhere) throws IOException {
         v2Pod();
         assertThrows(DriverException.InvalidArgument.class,
-                () -> CgroupLimitsWriter.forNode(root).apply(elsewhere, LV, LIMITS));
+                () -> CgroupLimitsWriters.forNode(root).apply(elsewhere, LV, LIMITS));
         assertThrows(DriverException.InvalidArgument.class,
-                () -> CgroupLimitsWriter.forNode(root).apply(root, LV, LIMITS));
+                () -> CgroupLimitsWriters.forNode(root).apply(root, LV, LIMITS));
         assertThrows(DriverException.InvalidArgument.class,
-                () -> CgroupLimitsWriter.forNode(root).apply(root.resolve("kubepods.slice/../x"), LV, LIMITS));
+                () -> CgroupLimitsWriters.forNode(root).apply(root.resolve("kubepods.slice/../x"), LV, LIMITS));
     }
 
     @Test
@@ -185,6 +185,6 @@ class CgroupLimitsWriterTest {
         Path pod = v2Pod();
         Files.delete(pod.resolve("io.max"));
         Files.delete(pod);
-        CgroupLimitsWriter.forNode(root).remove(pod, LV);
+        CgroupLimitsWriters.forNode(root).remove(pod, LV);
     }
 }

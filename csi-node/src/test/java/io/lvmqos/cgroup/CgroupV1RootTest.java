@@ -38,7 +38,7 @@ class CgroupV1RootTest {
     @TempDir
     Path dir;
     final List<LoopDevice> loops = new ArrayList<>();
-    final CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(CGROUP_ROOT);
+    final CgroupLimitsWriter writer = CgroupLimitsWriters.forNode(CGROUP_ROOT);
     final ContainerCgroupWatcher watcher = new ContainerCgroupWatcher(writer::copyPodLimits);
     Path testRoot;
     Path pod;

@@ -68,7 +68,7 @@ class MountTableFuzzTest {
                 String text = data.consumeRemainingAsString();
                 // paths are bytes: text with a lone surrogate has no UTF-8 form to come back to
                 if (new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8).equals(text)) {
-                    assertEquals(text, MountTable.unescape(MountTable.escape(text)));
+                    assertEquals(text, MountinfoEscapes.unescape(MountinfoEscapes.escape(text)));
                 }
             }
             default -> {
@@ -168,14 +168,15 @@ class MountTableFuzzTest {
     }
 
     private static String line(MountEntry entry) {
-        return entry.mountId() + " " + entry.parentId() + " " + entry.device() + " " + MountTable.escape(entry.root())
-                + " " + MountTable.escape(entry.mountPoint().toString()) + " " + options(entry.options())
+        return entry.mountId() + " " + entry.parentId() + " " + entry.device() + " "
+                + MountinfoEscapes.escape(entry.root())
+                + " " + MountinfoEscapes.escape(entry.mountPoint().toString()) + " " + options(entry.options())
                 + (entry.optionalFields().isEmpty() ? "" : " " + String.join(" ", entry.optionalFields()))
-                + " - " + MountTable.escape(entry.fsType()) + " " + MountTable.escape(entry.source()) + " "
+                + " - " + MountinfoEscapes.escape(entry.fsType()) + " " + MountinfoEscapes.escape(entry.source()) + " "
                 + options(entry.superOptions());
     }
 
     private static String options(List<String> options) {
-        return String.join(",", options.stream().map(MountTable::escape).toList());
+        return String.join(",", options.stream().map(MountinfoEscapes::escape).toList());
     }
 }

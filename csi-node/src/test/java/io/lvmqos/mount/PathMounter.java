@@ -48,7 +48,7 @@ public final class PathMounter {
      * string, empty for none. The target must exist and contain no symlink.
      */
     public void mount(Path source, Path target, String fsType, Set<MountFlag> flags, String data) {
-        Mounter.requireCanonical(target, "mount target");
+        HostPath.requireCanonical(target, "mount target");
         if (!FS_TYPE.matcher(fsType).matches()) {
             throw DriverException.invalidArgument("filesystem type '" + fsType + "' is not a valid name");
         }
@@ -67,8 +67,8 @@ public final class PathMounter {
      * the bind undone if the remount fails or leaves it writable.
      */
     public void bindMount(Path source, Path target, boolean readOnly) {
-        Mounter.requireCanonical(source, "bind source");
-        Mounter.requireCanonical(target, "bind target");
+        HostPath.requireCanonical(source, "bind source");
+        HostPath.requireCanonical(target, "bind target");
         try (Mounter.PathHandle from = Mounter.PathHandle.open(libc, lastError, source, "bind source");
              Mounter.PathHandle to = Mounter.PathHandle.open(libc, lastError, target, "bind target")) {
             call(libc.mount(from.procPath(), to.procPath(), null, MountFlag.BIND.bit(), null),
@@ -87,7 +87,7 @@ public final class PathMounter {
             Mounter.requireReadOnly(mountTable, target);
         } catch (RuntimeException e) {
             if (libc.umount2(target.toString(), UMOUNT_NOFOLLOW) != 0) {
-                e.addSuppressed(Mounter.failure("undoing the bind mount on " + target, lastError.getAsInt()));
+                e.addSuppressed(ErrnoStatus.failure("undoing the bind mount on " + target, lastError.getAsInt()));
             }
             throw e;
         }
@@ -99,7 +99,7 @@ public final class PathMounter {
      * FAILED_PRECONDITION naming what holds it.
      */
     public UnmountOutcome unmount(Path target) {
-        Mounter.requireCanonical(target, "unmount target");
+        HostPath.requireCanonical(target, "unmount target");
         if (libc.umount2(target.toString(), UMOUNT_NOFOLLOW) == 0) {
             return UnmountOutcome.UNMOUNTED;
         }
@@ -108,7 +108,7 @@ public final class PathMounter {
 
     private void call(int rc, Supplier<String> what) {
         if (rc != 0) {
-            throw Mounter.failure(what.get(), lastError.getAsInt());
+            throw ErrnoStatus.failure(what.get(), lastError.getAsInt());
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.CgroupLimitsWriters;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
@@ -41,7 +42,7 @@ class PodLimitsTest {
     private PodLimits podLimits(Path cgroupRoot, String mountinfo, Set<DeviceNumber> ours) throws IOException {
         Path table = dir.resolve("mountinfo");
         Files.writeString(table, mountinfo);
-        return new PodLimits(new PodCgroups(cgroupRoot), CgroupLimitsWriter.forNode(cgroupRoot), watcher,
+        return new PodLimits(new PodCgroups(cgroupRoot), CgroupLimitsWriters.forNode(cgroupRoot), watcher,
                 new MountTable(table), KUBELET, dir.resolve("dev"), ours::contains);
     }
 
@@ -121,7 +122,7 @@ class PodLimitsTest {
         String mountinfo = "311 25 253:4 / /var/lib/kubelet/pods/" + UID + "/volumes/kubernetes.io~csi/pvc-1/mount rw"
                 + " shared:120 - ext4 /dev/mapper/vg0-pvc--1 rw\n";
         Files.writeString(dir.resolve("mountinfo"), mountinfo);
-        CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(root);
+        CgroupLimitsWriter writer = CgroupLimitsWriters.forNode(root);
         java.util.concurrent.BlockingQueue<Path> copied = new java.util.concurrent.LinkedBlockingQueue<>();
         try (ContainerCgroupWatcher restarted = new ContainerCgroupWatcher((p, child) -> copied.add(child))) {
             new PodLimits(new PodCgroups(root), writer, restarted, new MountTable(dir.resolve("mountinfo")), KUBELET,

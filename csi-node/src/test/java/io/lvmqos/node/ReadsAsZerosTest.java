@@ -15,7 +15,7 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 import org.junit.jupiter.api.Test;
 
-/** Which volumes are formatted as reading zeros throughout (NodeService.readsAsZeros). */
+/** Which volumes are formatted as reading zeros throughout (StageFlow.readsAsZeros). */
 class ReadsAsZerosTest {
 
     private static ManagedVolume volume(LogicalVolume.SegmentType type, Optional<Boolean> zeroing,
@@ -31,24 +31,24 @@ class ReadsAsZerosTest {
 
     @Test
     void aNewThinVolumeOfAZeroingPoolReadsAsZeros() {
-        assertTrue(NodeService.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.of(true), Optional.empty())));
+        assertTrue(StageFlow.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.of(true), Optional.empty())));
     }
 
     @Test
     void aSnapshotOrCloneHoldsItsSourcesData() {
-        assertFalse(NodeService.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.of(true),
+        assertFalse(StageFlow.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.of(true),
                 Optional.of("snapshot/node-1/lvmqos/snap-1"))));
     }
 
     @Test
     void aPoolThatDoesNotZeroOrIsNotKnownToZeroMayHandOutOldBlocks() {
-        assertFalse(NodeService.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.of(false), Optional.empty())));
-        assertFalse(NodeService.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.empty(), Optional.empty())));
+        assertFalse(StageFlow.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.of(false), Optional.empty())));
+        assertFalse(StageFlow.readsAsZeros(volume(LogicalVolume.SegmentType.THIN, Optional.empty(), Optional.empty())));
     }
 
     @Test
     void aLinearVolumeHoldsWhateverItsExtentsHeld() {
-        assertFalse(NodeService.readsAsZeros(volume(LogicalVolume.SegmentType.LINEAR, Optional.of(true),
+        assertFalse(StageFlow.readsAsZeros(volume(LogicalVolume.SegmentType.LINEAR, Optional.of(true),
                 Optional.empty())));
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.volume.QosKeys;
 import io.lvmqos.volume.QosParameters;
 import io.lvmqos.volume.VolumeParameters;
 import java.io.IOException;
@@ -66,10 +67,10 @@ class ChartSchemaTest {
 
     @Test
     void theSchemaKnowsExactlyTheParsersKeys() {
-        assertEquals(new TreeSet<>(QosParameters.KEYS), new TreeSet<>(properties("qosParameters").keySet()));
+        assertEquals(new TreeSet<>(QosKeys.KEYS), new TreeSet<>(properties("qosParameters").keySet()));
         assertEquals(new TreeSet<>(VolumeParameters.acceptedKeys()),
                 new TreeSet<>(properties("storageClassParameters").keySet()));
-        for (String key : QosParameters.KEYS) {
+        for (String key : QosKeys.KEYS) {
             assertEquals(properties("qosParameters").get(key), properties("storageClassParameters").get(key),
                     key + " has one format in StorageClasses and VolumeAttributesClasses");
         }
@@ -82,7 +83,7 @@ class ChartSchemaTest {
     void everyQosValueTheSchemaAcceptsTheParserAccepts(@TempDir Path dir) {
         Map<String, List<String>> acceptedByBoth = new LinkedHashMap<>();
         List<String> wrong = new ArrayList<>();
-        for (String key : QosParameters.KEYS) {
+        for (String key : QosKeys.KEYS) {
             for (String value : QUANTITIES) {
                 Map<String, String> parameters = Map.of(key, value);
                 boolean chart = storageClassAccepted(dir, parameters);
@@ -99,7 +100,7 @@ class ChartSchemaTest {
         }
         System.out.println("accepted by the schema and the parser: " + acceptedByBoth);
         assertEquals(List.of(), wrong, "the chart accepts what the driver refuses");
-        for (String key : QosParameters.KEYS) {
+        for (String key : QosKeys.KEYS) {
             assertTrue(acceptedByBoth.getOrDefault(key, List.of()).size() >= 4, key + ": " + acceptedByBoth.get(key));
         }
         assertTrue(acceptedByBoth.get("writeBPS").containsAll(List.of("50Mi", "1G", "52428800", "1.5Gi", "2.5M")),
@@ -107,10 +108,10 @@ class ChartSchemaTest {
         assertTrue(acceptedByBoth.get("bpsFloor").contains("1.5Gi"));
         assertTrue(acceptedByBoth.get("readIOPS").containsAll(List.of("300", "2k")));
         assertTrue(acceptedByBoth.get("iopsPerGiB").containsAll(List.of("0.5", "1.5", "300")));
-        for (String key : QosParameters.CAP_KEYS) {
+        for (String key : QosKeys.CAP_KEYS) {
             assertTrue(acceptedByBoth.get(key).contains("max"), key + " takes max (no limit) in the chart too");
         }
-        for (String key : QosParameters.GUARANTEE_KEYS) {
+        for (String key : QosKeys.GUARANTEE_KEYS) {
             assertTrue(acceptedByBoth.get(key).contains("none"), key + " takes none (no guarantee) in the chart too");
         }
         assertTrue(acceptedByBoth.get("ioWeight").containsAll(List.of("1", "800", "10000")));

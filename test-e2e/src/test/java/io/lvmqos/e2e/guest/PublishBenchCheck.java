@@ -10,6 +10,7 @@ import csi.v1.Csi;
 import csi.v1.IdentityGrpc;
 import csi.v1.NodeGrpc;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
+import io.lvmqos.cgroup.CgroupLimitsWriters;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.e2e.CsiClient;
@@ -300,7 +301,7 @@ public class PublishBenchCheck {
         private final Path umountProgram;
         private final PathMounter mounter = PathMounter.create();
         private final MountTable mountTable = new MountTable();
-        private final CgroupLimitsWriter writer = CgroupLimitsWriter.forNode(GuestEnv.cgroupRoot());
+        private final CgroupLimitsWriter writer = CgroupLimitsWriters.forNode(GuestEnv.cgroupRoot());
         private final PodCgroups podCgroups = new PodCgroups(GuestEnv.cgroupRoot());
         private final KubeletPaths paths = new KubeletPaths(GuestDriver.KUBELET);
         private final IoLimits limits = new IoLimits(OptionalLong.empty(), OptionalLong.of(WRITE_BPS),

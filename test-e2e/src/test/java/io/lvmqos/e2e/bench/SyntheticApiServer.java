@@ -397,8 +397,8 @@ final class SyntheticApiServer implements AutoCloseable {
     private static boolean upgradeRefused(HttpExchange exchange) throws IOException {
         String upgrade = exchange.getRequestHeaders().getFirst("Upgrade");
         if (upgrade != null && upgrade.equalsIgnoreCase("websocket")) {
-            // 200 rather than 101, as kubectl proxy answers; fabric8 then watches over HTTP at once (a 503
-            // it would first retry ten times with back-off)
+            // 200 rather than 101, as kubectl proxy answers: a client that tries WebSockets first then
+            // watches over HTTP at once (the driver's own client never asks for an upgrade)
             answer(exchange, 200, "{\"kind\":\"Status\",\"code\":200}");
             return true;
         }

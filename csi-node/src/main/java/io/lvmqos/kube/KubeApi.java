@@ -40,8 +40,8 @@ import javax.net.ssl.TrustManagerFactory;
  *
  * <p>In a pod: {@code https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT}, the service
  * account's CA, and its token, read again at every request (kubelet rotates bound tokens in
- * place). {@code KUBERNETES_MASTER} (an http or https URL, as the fabric8 client this replaced
- * honoured) points it elsewhere, for benchmarks and a driver run by hand.
+ * place). {@code KUBERNETES_MASTER} (an http or https URL, which the fabric8 client this replaced
+ * honoured too) points it elsewhere, for benchmarks and a driver run by hand.
  */
 final class KubeApi {
 

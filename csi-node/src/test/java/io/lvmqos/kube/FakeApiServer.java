@@ -7,7 +7,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -204,7 +203,7 @@ final class FakeApiServer implements AutoCloseable {
 
     private void serve(HttpExchange exchange, Kind kind) throws IOException {
         requests.add(exchange.getRequestURI().toString());
-        Map<String, String> query = query(exchange);
+        Map<String, String> query = ApiExchange.query(exchange);
         synchronized (lock) {
             if (hang > 0) {
                 hang--;
@@ -237,7 +236,7 @@ final class FakeApiServer implements AutoCloseable {
         StringBuilder body = new StringBuilder();
         synchronized (lock) {
             if (!kind.nextBodies.isEmpty()) {
-                answer(exchange, 200, kind.nextBodies.removeFirst());
+                ApiExchange.answer(exchange, 200, kind.nextBodies.removeFirst());
                 return;
             }
             if (token != null && expireContinues > 0) {
@@ -261,7 +260,7 @@ final class FakeApiServer implements AutoCloseable {
             }
             body.append("]}");
         }
-        answer(exchange, 200, body.toString());
+        ApiExchange.answer(exchange, 200, body.toString());
     }
 
     private void watch(HttpExchange exchange, Kind kind, long since, long timeoutSeconds) throws IOException {
@@ -312,31 +311,11 @@ final class FakeApiServer implements AutoCloseable {
     }
 
     private static void status(HttpExchange exchange, int code, String reason, String message) throws IOException {
-        answer(exchange, code, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\""
+        ApiExchange.answer(exchange, code, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\""
                 + message + "\",\"reason\":\"" + reason + "\",\"code\":" + code + "}");
     }
 
-    private static void answer(HttpExchange exchange, int code, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.sendResponseHeaders(code, bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(bytes);
-        }
-    }
 
-    private static Map<String, String> query(HttpExchange exchange) {
-        Map<String, String> query = new HashMap<>();
-        String raw = exchange.getRequestURI().getRawQuery();
-        if (raw != null) {
-            for (String pair : raw.split("&")) {
-                int eq = pair.indexOf('=');
-                query.put(URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8),
-                        eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-            }
-        }
-        return query;
-    }
 
     @Override
     public void close() {

@@ -1,20 +1,14 @@
 package io.lvmqos.kube;
 
-import io.fabric8.kubernetes.api.model.PersistentVolume;
-import io.fabric8.kubernetes.api.model.PersistentVolumeSpec;
-import io.fabric8.kubernetes.api.model.storage.VolumeAttributesClass;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.ReducedStateItemStore;
 import io.lvmqos.kube.VolumeClassReconciler.AttributesClass;
 import io.lvmqos.kube.VolumeClassReconciler.Outcome;
 import io.lvmqos.kube.VolumeClassReconciler.Volume;
 import io.lvmqos.volume.VolumeId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -25,6 +19,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,29 +31,27 @@ import org.slf4j.LoggerFactory;
  * the PersistentVolumes of this driver whose volume handle names this node, and the classes
  * they name, and applies a class's parameters whenever a volume's class (or the class) changes.
  *
- * <p>Informers list everything first and then watch, so a plugin that was down during a change
- * applies it when it starts. The list is read a page at a time and only this node's volumes of this
- * driver are kept, so the heap holds one page and this node's share, whatever the cluster's size. A class whose parameters this driver refuses is logged and skipped.
- * Applying runs on one worker thread, never on the client's threads; what failed in a way that
- * may pass is tried again after a delay, and at each resync.
- *
- * <p>This class is the only one that touches the Kubernetes client: the process loads it (and the
- * client) only when watching is switched on.
+ * <p>Each kind is listed first and then watched ({@link ListWatch}), so a plugin that was down
+ * during a change applies it when it starts. Every PersistentVolume of the cluster passes through
+ * (the API has no selector for a CSI driver or a volume handle), read as a stream of which five
+ * fields are kept; only this node's volumes of this driver stay, in the reconciler, so the heap
+ * holds one object in flight and this node's share, whatever the cluster's size
+ * (DeployedFootprintBenchmark). A class whose parameters this driver refuses is logged and
+ * skipped. Applying runs on one worker thread, never on the list-watch threads; what failed in a
+ * way that may pass is tried again after a delay, and at each resync.
  */
 public final class VolumeAttributesWatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(VolumeAttributesWatcher.class);
 
-    /** Each cached PersistentVolume is offered again this often: it retries what failed. */
+    /** Each kept PersistentVolume is offered again this often: it retries what failed. */
     static final Duration RESYNC = Duration.ofMinutes(10);
     static final Duration RETRY_DELAY = Duration.ofSeconds(30);
-    /** The list at start is read in pages, so that a cluster's PersistentVolumes never sit in the heap at once. */
-    private static final long LIST_PAGE = 250;
+    static final String VOLUMES = "/api/v1/persistentvolumes";
+    static final String CLASSES = "/apis/storage.k8s.io/v1/volumeattributesclasses";
 
     private final String driverName;
     private final String nodeId;
-    private final KubernetesClient client;
-    private final boolean ownsClient;
     private final Duration retryDelay;
     private final Duration resync;
     private final VolumeClassReconciler reconciler;
@@ -67,76 +60,67 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
     private final Set<String> retrying = new HashSet<>();
     private final CompletableFuture<Void> classesListed = new CompletableFuture<>();
     private final CompletableFuture<Void> volumesListed = new CompletableFuture<>();
-    private SharedIndexInformer<VolumeAttributesClass> classInformer;
-    private SharedIndexInformer<PersistentVolume> volumeInformer;
+    private final ListWatch classWatch;
+    private final ListWatch volumeWatch;
+    private boolean started;
     private boolean closed;
 
-    private VolumeAttributesWatcher(String driverName, String nodeId, VolumeModifier modifier, KubernetesClient client,
-                                    boolean ownsClient, Duration retryDelay, Duration resync) {
+    VolumeAttributesWatcher(String driverName, String nodeId, VolumeModifier modifier, KubeApi api,
+                            ListWatch.Timing timing, Duration retryDelay, Duration resync) {
         this.driverName = Objects.requireNonNull(driverName);
         this.nodeId = Objects.requireNonNull(nodeId);
-        this.client = Objects.requireNonNull(client);
-        this.ownsClient = ownsClient;
         this.retryDelay = Objects.requireNonNull(retryDelay);
         this.resync = Objects.requireNonNull(resync);
         this.reconciler = new VolumeClassReconciler(driverName, modifier);
         this.worker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kube-watch")
                 .factory());
+        this.classWatch = new ListWatch(api, CLASSES, "volumeattributesclasses",
+                handler(this::classSeen, this::classGone, reconciler::retainClasses, classesListed, o -> true),
+                timing);
+        this.volumeWatch = new ListWatch(api, VOLUMES, "persistentvolumes",
+                handler(this::volumeSeen, this::volumeGone, reconciler::retainVolumes, volumesListed,
+                        o -> ours(o).isPresent()),
+                timing);
     }
 
     /**
-     * Talks to the API server as the pod's service account (outside a cluster: as the kubeconfig
-     * says); the client is closed with the watcher.
+     * Talks to the API server as the pod's service account ({@link KubeApi}: in a pod, or wherever
+     * {@code KUBERNETES_MASTER} says).
      */
     public static VolumeAttributesWatcher inCluster(String driverName, String nodeId, VolumeModifier modifier) {
-        return new VolumeAttributesWatcher(driverName, nodeId, modifier, new KubernetesClientBuilder().build(), true,
-                RETRY_DELAY, RESYNC);
-    }
-
-    /** Uses the caller's client, which the caller closes. */
-    public static VolumeAttributesWatcher create(String driverName, String nodeId, VolumeModifier modifier,
-                                                 KubernetesClient client) {
-        return create(driverName, nodeId, modifier, client, RETRY_DELAY, RESYNC);
-    }
-
-    static VolumeAttributesWatcher create(String driverName, String nodeId, VolumeModifier modifier,
-                                          KubernetesClient client, Duration retryDelay, Duration resync) {
-        return new VolumeAttributesWatcher(driverName, nodeId, modifier, client, false, retryDelay, resync);
+        KubeApi.Config config = KubeApi.Config.fromEnvironment(System.getenv(), KubeApi.SERVICE_ACCOUNT);
+        try {
+            return new VolumeAttributesWatcher(driverName, nodeId, modifier, new KubeApi(config),
+                    ListWatch.Timing.DEFAULT, RETRY_DELAY, RESYNC);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the API server's CA in " + config.caFile().orElseThrow()
+                    + " cannot be used: " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("the API server's CA cannot be read: " + e.getMessage(), e);
+        }
     }
 
     /**
      * Starts listing and watching and returns at once; a missing API server or missing RBAC is
-     * logged by the client and retried with back-off, never thrown.
+     * logged and retried with back-off, never thrown.
      */
     public synchronized void start() {
-        if (classInformer != null || closed) {
+        if (started || closed) {
             throw new IllegalStateException("the watcher was started already");
         }
-        // both kinds are cluster-scoped: the informers' default index by namespace would be empty weight
-        classInformer = client.storage().v1().volumeAttributesClasses().runnableInformer(0).removeNamespaceIndex();
-        classInformer.addEventHandler(handler(this::classSeen, this::classGone, classesListed));
-        // by default an informer whose first list fails gives up; at boot the API server may be
-        // out of reach, or the RBAC not applied yet: the client logs each failure and backs off
-        classInformer.exceptionHandler((started, failure) -> true);
-        volumeInformer = client.persistentVolumes().withLimit(LIST_PAGE).runnableInformer(resync.toMillis())
-                .removeNamespaceIndex();
-        // only this node's volumes of this driver are kept, and of each only what deciding needs: the
-        // cluster's other PersistentVolumes pass through a page at a time (DeployedFootprintBenchmark)
-        volumeInformer.itemStore(new KeptItemStore<>(new ReducedStateItemStore<>(ReducedStateItemStore.NAME_KEY_STATE,
-                PersistentVolume.class, client.getKubernetesSerialization(),
-                "spec.csi.driver", "spec.csi.volumeHandle", "spec.volumeAttributesClassName"),
-                pv -> ours(pv).isPresent()));
-        volumeInformer.addEventHandler(handler(this::volumeSeen, this::volumeGone, volumesListed));
-        volumeInformer.exceptionHandler((started, failure) -> true);
+        started = true;
         // classes first, so that a volume is not reported as naming a class that is merely not read yet
-        classInformer.start().thenRun(this::startVolumes);
+        classesListed.thenRun(this::startVolumes);
+        classWatch.start();
+        worker.scheduleWithFixedDelay(guarded(this::resyncAll), resync.toMillis(), resync.toMillis(),
+                TimeUnit.MILLISECONDS);
         volumesListed.thenRun(() -> log.info("watching the PersistentVolumes of driver {} on node {} and their"
                 + " VolumeAttributesClasses", driverName, nodeId));
     }
 
     private synchronized void startVolumes() {
         if (!closed) {
-            volumeInformer.start();
+            volumeWatch.start();
         }
     }
 
@@ -146,17 +130,15 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
-        if (volumeInformer != null) {
-            volumeInformer.close();
-        }
-        if (classInformer != null) {
-            classInformer.close();
-        }
+        volumeWatch.close();
+        classWatch.close();
         worker.shutdown();
         try {
             if (!worker.awaitTermination(5, TimeUnit.SECONDS)) {
@@ -166,19 +148,16 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
             worker.shutdownNow();
             Thread.currentThread().interrupt();
         }
-        if (ownsClient) {
-            client.close();
-        }
     }
 
-    /** Whether both watches are established; for tests. */
-    synchronized boolean watching() {
-        return classInformer != null && classInformer.isWatching() && volumeInformer.isWatching();
+    /** Whether both watches are open; for tests. */
+    boolean watching() {
+        return classWatch.watching() && volumeWatch.watching();
     }
 
-    /** The names of the PersistentVolumes the informer holds; for tests. */
-    synchronized Set<String> cachedVolumeNames() {
-        return Set.copyOf(volumeInformer.getStore().listKeys());
+    /** The names of the PersistentVolumes kept; for tests. */
+    Set<String> cachedVolumeNames() throws Exception {
+        return worker.submit(() -> Set.copyOf(reconciler.volumeNames())).get(10, TimeUnit.SECONDS);
     }
 
     /** Runs on the worker after everything handed to it so far; for tests. */
@@ -186,37 +165,40 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
         worker.submit(() -> { }).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private void volumeSeen(PersistentVolume pv) {
+    private void volumeSeen(KubeObject pv) {
         ours(pv).ifPresent(volume -> onWorker(() -> settle(volume.pvName(), reconciler.volumeSeen(volume))));
     }
 
-    private void volumeGone(PersistentVolume pv) {
-        String name = pv.getMetadata().getName();
+    private void volumeGone(KubeObject pv) {
+        String name = pv.name();
         onWorker(() -> reconciler.volumeGone(name));
     }
 
-    private void classSeen(VolumeAttributesClass vac) {
-        AttributesClass attributesClass = new AttributesClass(vac.getMetadata().getName(),
-                Objects.requireNonNullElse(vac.getDriverName(), ""),
-                Objects.requireNonNullElse(vac.getParameters(), Map.of()));
+    private void classSeen(KubeObject vac) {
+        AttributesClass attributesClass = new AttributesClass(vac.name(), vac.driverName(), vac.parameters());
         onWorker(() -> reconciler.classSeen(attributesClass).forEach(this::settle));
     }
 
-    private void classGone(VolumeAttributesClass vac) {
-        String name = vac.getMetadata().getName();
+    private void classGone(KubeObject vac) {
+        String name = vac.name();
         onWorker(() -> reconciler.classGone(name));
     }
 
+    /** On the worker: every kept volume once more, which retries what failed and costs nothing otherwise. */
+    private void resyncAll() {
+        for (String pvName : Set.copyOf(reconciler.volumeNames())) {
+            reconciler.reconcile(pvName).ifPresent(outcome -> settle(pvName, outcome));
+        }
+    }
+
     /** A PersistentVolume of this driver whose volume is on this node; a foreign one is ignored. */
-    private Optional<Volume> ours(PersistentVolume pv) {
-        PersistentVolumeSpec spec = pv.getSpec();
-        if (spec == null || spec.getCsi() == null || !driverName.equals(spec.getCsi().getDriver())) {
+    private Optional<Volume> ours(KubeObject pv) {
+        if (!driverName.equals(pv.csiDriver()) || pv.name().isEmpty()) {
             return Optional.empty();
         }
-        return VolumeId.parse(VolumeId.Kind.VOLUME, Objects.requireNonNullElse(spec.getCsi().getVolumeHandle(), ""))
+        return VolumeId.parse(VolumeId.Kind.VOLUME, pv.volumeHandle())
                 .filter(id -> id.isOn(nodeId))
-                .map(id -> new Volume(pv.getMetadata().getName(), id,
-                        Optional.ofNullable(spec.getVolumeAttributesClassName()).filter(name -> !name.isEmpty())));
+                .map(id -> new Volume(pv.name(), id, Optional.of(pv.className()).filter(name -> !name.isEmpty())));
     }
 
     /** On the worker: a failure that may pass is tried again later, once per volume at a time. */
@@ -252,38 +234,54 @@ public final class VolumeAttributesWatcher implements AutoCloseable {
         };
     }
 
-    /** Hands events to the worker; the client's threads only translate and enqueue. */
-    private <T> ResourceEventHandler<T> handler(Consumer<T> seen, Consumer<T> gone,
-                                                CompletableFuture<Void> listed) {
-        return new ResourceEventHandler<>() {
+    /**
+     * Hands the objects {@code kept} accepts to the worker; the list-watch thread only reads and
+     * enqueues. A list ends by dropping what was kept and not listed again (deleted while no watch
+     * was open); only the kept names of the list in progress are held for that.
+     */
+    private ListWatch.Handler handler(Consumer<KubeObject> seen, Consumer<KubeObject> gone,
+                                      Consumer<Set<String>> retain, CompletableFuture<Void> listed,
+                                      Predicate<KubeObject> kept) {
+        return new ListWatch.Handler() {
+            private Set<String> listing = new HashSet<>();
+            private boolean inList;
+
             @Override
-            public void onAdd(T object) {
-                translate(seen, object);
+            public void listStarted() {
+                listing = new HashSet<>();
+                inList = true;
             }
 
             @Override
-            public void onUpdate(T before, T after) {
-                translate(seen, after);
+            public void seen(KubeObject object) {
+                try {
+                    if (kept.test(object)) {
+                        if (inList) {
+                            listing.add(object.name());
+                        }
+                        seen.accept(object);
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("could not read {} {}", object.name(), object, e);
+                }
             }
 
             @Override
-            public void onDelete(T object, boolean finalStateUnknown) {
-                translate(gone, object);
+            public void gone(KubeObject object) {
+                gone.accept(object);
             }
 
             @Override
-            public void onList(String resourceVersion, boolean remainedEmpty) {
+            public void listed() {
+                Set<String> names = listing;
+                listing = new HashSet<>();
+                inList = false;
                 // after the list's own events, in order: the list has been applied when this runs
-                onWorker(() -> listed.complete(null));
+                onWorker(() -> {
+                    retain.accept(names);
+                    listed.complete(null);
+                });
             }
         };
-    }
-
-    private static <T> void translate(Consumer<T> action, T object) {
-        try {
-            action.accept(object);
-        } catch (RuntimeException e) {
-            log.warn("could not read {}", object, e);
-        }
     }
 }

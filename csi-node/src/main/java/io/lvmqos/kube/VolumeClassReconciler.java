@@ -3,11 +3,13 @@ package io.lvmqos.kube;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.volume.QosParameters;
 import io.lvmqos.volume.VolumeId;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * should carry, and applies it once per change. Knows nothing of the Kubernetes client: the
  * watcher hands it plain records. Confined to one thread (the watcher's worker).
  *
- * <p>What was applied is remembered per PersistentVolume, so that an informer's periodic resync
+ * <p>What was applied is remembered per PersistentVolume, so that the watcher's periodic resync
  * costs nothing; it is forgotten on restart, so a restarted plugin applies every class once
  * more, which the modifier makes a no-op when the LV already carries the limits.
  */
@@ -80,6 +82,25 @@ final class VolumeClassReconciler {
     void volumeGone(String pvName) {
         volumes.remove(pvName);
         settled.remove(pvName);
+    }
+
+    /** The PersistentVolumes known. */
+    Set<String> volumeNames() {
+        return Collections.unmodifiableSet(volumes.keySet());
+    }
+
+    /** After a list: forgets the volumes it did not name (deleted while nothing watched). */
+    void retainVolumes(Set<String> listed) {
+        for (String pvName : Set.copyOf(volumes.keySet())) {
+            if (!listed.contains(pvName)) {
+                volumeGone(pvName);
+            }
+        }
+    }
+
+    /** After a list: forgets the classes it did not name. */
+    void retainClasses(Set<String> listed) {
+        classes.keySet().retainAll(listed);
     }
 
     /** Applies the class to every volume that names it; the outcome per PersistentVolume. */

@@ -285,7 +285,7 @@ public final class Driver {
         return GuaranteePolicy.none("io.cost could not be enabled at start: " + why);
     }
 
-    /** A method of its own, so that the Kubernetes client's classes are loaded only when the flag is on. */
+    /** A method of its own, so that the watcher's classes are loaded only when the flag is on. */
     private static AutoCloseable watchKubernetes(DriverSettings settings, QosModifier qos) {
         VolumeAttributesWatcher watcher = VolumeAttributesWatcher.inCluster(settings.driverName(), settings.nodeId(),
                 VolumeModifier.of(qos));

@@ -1,15 +1,7 @@
 package io.lvmqos.kube;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fabric8.kubernetes.api.model.PersistentVolume;
-import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.storage.VolumeAttributesClass;
-import io.fabric8.kubernetes.api.model.storage.VolumeAttributesClassBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.VolumeId;
@@ -17,48 +9,43 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The watch path against fabric8's mock API server in CRUD mode: it stores what is created and
- * serves lists and watches of it, as an API server does.
+ * The watch path against {@link FakeApiServer}, which stores what is created and serves lists
+ * and watches of it as an API server does.
  */
-@EnableKubernetesMockClient(crud = true)
 class VolumeAttributesWatcherTest {
 
     private static final String DRIVER = "lvmqos.csi.io";
     private static final String NODE = "node-a";
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private static final Duration WATCH_SETTLE = Duration.ofMillis(250);
     private static final Map<String, String> FAST = Map.of("writeBPS", "200Mi", "readIOPS", "5000");
     private static final Map<String, String> FASTER = Map.of("writeBPS", "400Mi");
+    static final ListWatch.Timing TIMING = new ListWatch.Timing(Duration.ofMillis(50), Duration.ofMillis(200),
+            Duration.ofSeconds(2), Duration.ofSeconds(2));
 
-    KubernetesClient client;
-
+    private final FakeApiServer server;
     private final RecordingModifier modifier = new RecordingModifier();
     private final List<VolumeAttributesWatcher> watchers = new ArrayList<>();
 
-    @AfterEach
-    void closeWatchers() throws InterruptedException {
-        for (VolumeAttributesWatcher watcher : List.copyOf(watchers)) {
-            closeOnceWatching(watcher);
-        }
+    VolumeAttributesWatcherTest() throws Exception {
+        server = new FakeApiServer();
     }
 
-    /**
-     * The mock server (Vert.x 5) waits up to 10 s at its stop for every WebSocket to close, and a
-     * watch closed within a few milliseconds of opening stays open on its side (about one in five
-     * here); so close only once both watches are open and have settled. A plugin never stops that
-     * early, and an API server does not wait.
-     */
-    private void closeOnceWatching(VolumeAttributesWatcher watcher) throws InterruptedException {
-        awaitWatching(watcher);
-        Thread.sleep(WATCH_SETTLE.toMillis());
-        watcher.close();
-        watchers.remove(watcher);
+    @AfterEach
+    void closeAll() {
+        watchers.forEach(VolumeAttributesWatcher::close);
+        server.close();
+    }
+
+    static KubeApi api(FakeApiServer server) throws Exception {
+        return new KubeApi(new KubeApi.Config(server.uri(), Optional.empty(), Optional.empty(), Duration.ofSeconds(2),
+                Duration.ofSeconds(2)));
     }
 
     private VolumeAttributesWatcher started() throws Exception {
@@ -66,59 +53,34 @@ class VolumeAttributesWatcherTest {
     }
 
     private VolumeAttributesWatcher started(Duration retryDelay, Duration resync) throws Exception {
-        VolumeAttributesWatcher watcher = VolumeAttributesWatcher.create(DRIVER, NODE, modifier, client, retryDelay,
-                resync);
+        VolumeAttributesWatcher watcher = new VolumeAttributesWatcher(DRIVER, NODE, modifier, api(server), TIMING,
+                retryDelay, resync);
         watchers.add(watcher);
         watcher.start();
         watcher.synced().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        awaitWatching(watcher);
         return watcher;
-    }
-
-    /**
-     * The mock server, unlike an API server, does not replay from the list's resourceVersion: a
-     * watch it opens sends ADDED for what exists then, and nothing of what changed between the
-     * list and the watch. A PersistentVolume deleted and made again in that gap reads to the
-     * informer as an unchanged update, so a test changes nothing until both watches are open.
-     */
-    private static void awaitWatching(VolumeAttributesWatcher watcher) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!watcher.watching()) {
-            assertTrue(System.nanoTime() < deadline, "the watches were not open within " + WAIT);
-            Thread.sleep(10);
-        }
     }
 
     private static VolumeId id(String node, String pvName) {
         return new VolumeId(VolumeId.Kind.VOLUME, node, "lvmqos", LvmNames.volumeLvName(pvName));
     }
 
+    /** A volume's driver and node, kept so that a class switch rewrites the same PersistentVolume. */
+    private final Map<String, String[]> volumes = new java.util.HashMap<>();
+
     private void createVolume(String name, String driver, String node, String className) {
-        PersistentVolume pv = new PersistentVolumeBuilder()
-                .withNewMetadata().withName(name).endMetadata()
-                .withNewSpec()
-                .addToCapacity("storage", new Quantity("1Gi"))
-                .withAccessModes("ReadWriteOnce")
-                .withNewCsi().withDriver(driver).withVolumeHandle(id(node, name).toString()).endCsi()
-                .withVolumeAttributesClassName(className)
-                .endSpec()
-                .build();
-        client.persistentVolumes().resource(pv).create();
+        volumes.put(name, new String[] {driver, node});
+        server.putVolume(name, driver, id(node, name).toString(), className);
     }
 
     /** What the external-resizer does once ControllerModifyVolume answered OK. */
     private void switchClass(String pvName, String className) {
-        client.persistentVolumes().withName(pvName).edit(pv -> new PersistentVolumeBuilder(pv)
-                .editSpec().withVolumeAttributesClassName(className).endSpec().build());
+        String[] volume = volumes.get(pvName);
+        server.putVolume(pvName, volume[0], id(volume[1], pvName).toString(), className);
     }
 
     private void createClass(String name, String driver, Map<String, String> parameters) {
-        VolumeAttributesClass vac = new VolumeAttributesClassBuilder()
-                .withNewMetadata().withName(name).endMetadata()
-                .withDriverName(driver)
-                .withParameters(parameters)
-                .build();
-        client.storage().v1().volumeAttributesClasses().resource(vac).create();
+        server.putClass(name, driver, parameters);
     }
 
     private void assertNothingElseApplied(VolumeAttributesWatcher watcher) throws Exception {
@@ -159,7 +121,7 @@ class VolumeAttributesWatcherTest {
         createVolume("pv-1", DRIVER, NODE, "fast");
         VolumeAttributesWatcher before = started();
         modifier.assertNext(id(NODE, "pv-1"), FAST, WAIT);
-        closeOnceWatching(before);
+        before.close();
         // the plugin is down; the resizer's call went to another node's plugin, which answered OK
         switchClass("pv-1", "faster");
         VolumeAttributesWatcher after = started();
@@ -184,7 +146,7 @@ class VolumeAttributesWatcherTest {
         assertNothingElseApplied(watcher);
     }
 
-    /** What the informer holds grows with this node's volumes, not with the cluster's. */
+    /** What the watcher holds grows with this node's volumes, not with the cluster's. */
     @Test
     void onlyThisNodesVolumesOfThisDriverAreHeld() throws Exception {
         createClass("fast", DRIVER, FAST);
@@ -196,7 +158,7 @@ class VolumeAttributesWatcherTest {
         createVolume("pv-ours-later", DRIVER, NODE, null);
         createVolume("pv-other-node-later", DRIVER, "node-b", null);
         switchClass("pv-other-node", "faster");
-        client.persistentVolumes().withName("pv-other-driver").delete();
+        server.deleteVolume("pv-other-driver");
         switchClass("pv-ours-later", "fast");
         modifier.assertNext(id(NODE, "pv-ours-later"), FAST, WAIT);
         assertEquals(Set.of("pv-ours", "pv-ours-later"), watcher.cachedVolumeNames());
@@ -251,7 +213,7 @@ class VolumeAttributesWatcherTest {
         createVolume("pv-1", DRIVER, NODE, "fast");
         started();
         modifier.assertNext(id(NODE, "pv-1"), FAST, WAIT);
-        client.storage().v1().volumeAttributesClasses().withName("fast").delete();
+        server.deleteClass("fast");
         createClass("fast", DRIVER, FASTER);
         modifier.assertNext(id(NODE, "pv-1"), FASTER, WAIT);
     }
@@ -266,7 +228,7 @@ class VolumeAttributesWatcherTest {
         assertEquals(2, modifier.calls());
     }
 
-    /** The resync offers the informer's reduced copies of the PersistentVolumes: they must still read as ours. */
+    /** The resync offers the kept PersistentVolumes again: they must still read as ours. */
     @Test
     void theResyncRetriesWhatFailed() throws Exception {
         createClass("fast", DRIVER, FAST);
@@ -286,9 +248,27 @@ class VolumeAttributesWatcherTest {
         createVolume("pv-1", DRIVER, NODE, "fast");
         VolumeAttributesWatcher watcher = started();
         modifier.assertNext(id(NODE, "pv-1"), FAST, WAIT);
-        client.persistentVolumes().withName("pv-1").delete();
+        server.deleteVolume("pv-1");
         watcher.awaitIdle(WAIT);
         createVolume("pv-1", DRIVER, NODE, "fast");
         modifier.assertNext(id(NODE, "pv-1"), FAST, WAIT);
+    }
+
+    /** A volume deleted while no watch was open is dropped at the list that follows (410 Gone here). */
+    @Test
+    void aVolumeDeletedWhileTheWatchWasGoneIsForgottenAtTheRelist() throws Exception {
+        createClass("fast", DRIVER, FAST);
+        createVolume("pv-1", DRIVER, NODE, "fast");
+        createVolume("pv-2", DRIVER, NODE, null);
+        VolumeAttributesWatcher watcher = started();
+        modifier.assertNext(id(NODE, "pv-1"), FAST, WAIT);
+        // no DELETED event: the watches end with 410, and only the list that follows can tell
+        server.deleteVolumeAndCompact("pv-2");
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!watcher.cachedVolumeNames().equals(Set.of("pv-1")) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(Set.of("pv-1"), watcher.cachedVolumeNames());
+        assertNothingElseApplied(watcher);
     }
 }

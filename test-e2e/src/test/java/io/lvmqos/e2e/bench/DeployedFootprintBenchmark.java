@@ -40,6 +40,9 @@ class DeployedFootprintBenchmark {
     /** After the list: long enough for a collection, the heap's shrinking and a few native trims. */
     private static final Duration SETTLE = Duration.ofSeconds(20);
     private static final int STORM_EVENTS = 5_000;
+    private static final Duration IDLE_CPU_WINDOW = Duration.ofSeconds(30);
+    /** USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux architecture the image is built for. */
+    private static final double CLOCK_TICKS = 100;
 
     @TempDir
     Path dir;
@@ -66,17 +69,18 @@ class DeployedFootprintBenchmark {
         for (int volumes : sizes) {
             Measured m = measure(deployed, flags, driverName, volumes);
             points.add(new double[] {volumes, m.idleMiB, m.listPeakMiB, m.stormPeakMiB});
-            rows.append(String.format("| %,d | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %,d in %d pages, %.1f MiB "
-                            + "| %,d, %.1f MiB | %.1f s |%n", volumes, m.own, m.idleMiB, m.listPeakMiB, m.stormPeakMiB,
-                    m.afterStormMiB, m.probeMillis,
+            rows.append(String.format("| %,d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %,d in %d pages, %.1f MiB "
+                            + "| %,d, %.1f MiB | %.1f s |%n", volumes, m.own, m.idleMiB, m.idleMillicores, m.listPeakMiB,
+                    m.stormPeakMiB, m.afterStormMiB, m.probeMillis,
                     m.list.listObjects(), m.list.listPages(), m.list.listBytes() / 1048576.0, m.storm.watchObjects(),
                     m.storm.watchBytes() / 1048576.0, m.listSeconds));
         }
         StringBuilder report = new StringBuilder("## The deployed configuration as the cluster grows (host)\n\n"
-                + "| PVs in the cluster | this node's | idle RSS (MiB) | peak RSS, start and list (MiB) "
+                + "| PVs in the cluster | this node's | idle RSS (MiB) | idle CPU (millicores) "
+                + "| peak RSS, start and list (MiB) "
                 + "| peak RSS, storm (MiB) | RSS after the storm (MiB) | first Probe (ms) | received by the list "
                 + "| received in the storm (" + STORM_EVENTS + " events) | start to watching |\n"
-                + "|---|---|---|---|---|---|---|---|---|---|\n");
+                + "|---|---|---|---|---|---|---|---|---|---|---|\n");
         report.append(rows);
         if (points.size() >= 2) {
             double[] first = points.getFirst();
@@ -91,12 +95,14 @@ class DeployedFootprintBenchmark {
                 .append(" at the start; host CPU over the run: ")
                 .append(BenchReport.hostCpuBetween(cpuBefore, BenchReport.hostCpuTicks()))
                 .append(". RSS from /proc/<pid>/status: VmHWM for the peaks (reset through clear_refs before the storm),"
-                        + " VmRSS " + SETTLE.toSeconds() + " s after the list (idle) and after the storm's last event. Bytes are response bodies.\n");
+                        + " VmRSS " + SETTLE.toSeconds() + " s after the list (idle) and after the storm's last event;"
+                        + " idle CPU from /proc/<pid>/stat's utime and stime over the " + IDLE_CPU_WINDOW.toSeconds()
+                        + " s after that. Bytes are response bodies.\n");
         BenchReport.write("deployed-footprint", report.toString());
     }
 
     private record Measured(long own, double probeMillis, double listSeconds, double listPeakMiB, double idleMiB,
-                            double stormPeakMiB, double afterStormMiB, SyntheticApiServer.Traffic list, SyntheticApiServer.Traffic storm) {
+                            double idleMillicores, double stormPeakMiB, double afterStormMiB, SyntheticApiServer.Traffic list, SyntheticApiServer.Traffic storm) {
     }
 
     private Measured measure(DeployedPlugin deployed, List<String> flags, String driverName, int volumes)
@@ -111,8 +117,8 @@ class DeployedFootprintBenchmark {
         hostBound.put("--metrics-address", "127.0.0.1:" + freePort());
         List<String> args = deployed.replacing(hostBound);
         try (SyntheticApiServer api = SyntheticApiServer.start(volumes, NODES, driverName, ABSENT_GROUP)) {
-            Path kubeconfig = writeKubeconfig(run, api);
-            List<String> prefix = new ArrayList<>(List.of("env", "KUBECONFIG=" + kubeconfig));
+            // the driver's client takes the API server from KUBERNETES_MASTER when it is set, as outside a pod
+            List<String> prefix = new ArrayList<>(List.of("env", "KUBERNETES_MASTER=" + api.uri()));
             deployed.environment().forEach((name, value) -> prefix.add(name + "=" + value));
             long started = System.nanoTime();
             try (DriverProcess driver = DriverProcess.start(prefix, socket, run.resolve("driver.log"), flags,
@@ -130,6 +136,12 @@ class DeployedFootprintBenchmark {
                 }
                 Thread.sleep(SETTLE.toMillis());
                 double idle = status(pid, "VmRSS:") / 1024.0;
+                // the CPU the idle driver uses, for the container's request: user and system time over a quiet window
+                long cpuBefore = cpuTicks(pid);
+                long idleFrom = System.nanoTime();
+                Thread.sleep(IDLE_CPU_WINDOW.toMillis());
+                double idleMillicores = (cpuTicks(pid) - cpuBefore) / CLOCK_TICKS * 1e9
+                        / (System.nanoTime() - idleFrom) * 1000;
                 String nativeMemory = flags.stream().anyMatch(f -> f.startsWith("-XX:NativeMemoryTracking="))
                         ? jcmd(pid, "VM.native_memory", "summary") + jcmd(pid, "GC.heap_info")
                         + jcmd(pid, "GC.class_histogram").lines().limit(30).reduce("", (a, b) -> a + b + "\n") : "";
@@ -153,31 +165,10 @@ class DeployedFootprintBenchmark {
                 BenchReport.writeTo(Path.of(System.getProperty("lvmqos.benchDir", "target/bench")),
                         "deployed-footprint-" + volumes + "-driver-log", driver.log() + "\n\nAPI requests:\n" + api.requestLog()
                                 + "\n\nAt idle:\n" + nativeMemory);
-                return new Measured(api.volumesOn(0), probeMillis, listSeconds, listPeak, idle, stormPeak, afterStorm,
-                        list, storm);
+                return new Measured(api.volumesOn(0), probeMillis, listSeconds, listPeak, idle, idleMillicores, stormPeak,
+                        afterStorm, list, storm);
             }
         }
-    }
-
-    private static Path writeKubeconfig(Path run, SyntheticApiServer api) throws IOException {
-        return Files.writeString(run.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters:
-                  - name: bench
-                    cluster:
-                      server: %s
-                users:
-                  - name: bench
-                    user:
-                      token: bench
-                contexts:
-                  - name: bench
-                    context:
-                      cluster: bench
-                      user: bench
-                current-context: bench
-                """.formatted(api.uri()));
     }
 
     private static String flagValue(List<String> args, String name) {
@@ -199,6 +190,13 @@ class DeployedFootprintBenchmark {
         String out = new String(jcmd.getInputStream().readAllBytes());
         jcmd.waitFor(30, TimeUnit.SECONDS);
         return out;
+    }
+
+    /** utime plus stime of the whole process, in clock ticks (proc(5); the name in field 2 may hold spaces). */
+    private static long cpuTicks(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
     }
 
     private static long status(long pid, String field) throws IOException {

@@ -2,6 +2,7 @@ package io.lvmqos.e2e.bench;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.lvmqos.kube.ApiExchange;
 import io.lvmqos.volume.LvmNames;
 import io.lvmqos.volume.Topology;
 import io.lvmqos.volume.VolumeId;
@@ -11,10 +12,8 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -98,7 +97,7 @@ final class SyntheticApiServer implements AutoCloseable {
         server.setExecutor(executor);
         server.createContext(PV_PATH, this::volumes);
         server.createContext(VAC_PATH, this::classes);
-        server.createContext("/", exchange -> answer(exchange, 404, "{\"kind\":\"Status\",\"code\":404}"));
+        server.createContext("/", exchange -> ApiExchange.answer(exchange, 404, "{\"kind\":\"Status\",\"code\":404}"));
         server.start();
     }
 
@@ -188,7 +187,7 @@ final class SyntheticApiServer implements AutoCloseable {
 
     private void volumes(HttpExchange exchange) throws IOException {
         logRequest(exchange);
-        Map<String, String> query = query(exchange);
+        Map<String, String> query = ApiExchange.query(exchange);
         if (upgradeRefused(exchange)) {
             return;
         }
@@ -234,12 +233,12 @@ final class SyntheticApiServer implements AutoCloseable {
         body.append("]}");
         listObjects.addAndGet(to - from);
         listPages.incrementAndGet();
-        listBytes.addAndGet(answer(exchange, 200, body.toString()));
+        listBytes.addAndGet(ApiExchange.answer(exchange, 200, body.toString()));
     }
 
     private void classes(HttpExchange exchange) throws IOException {
         logRequest(exchange);
-        Map<String, String> query = query(exchange);
+        Map<String, String> query = ApiExchange.query(exchange);
         if (upgradeRefused(exchange)) {
             return;
         }
@@ -286,7 +285,7 @@ final class SyntheticApiServer implements AutoCloseable {
         body.append("]}");
         listObjects.addAndGet(CLASSES);
         listPages.incrementAndGet();
-        listBytes.addAndGet(answer(exchange, 200, body.toString()));
+        listBytes.addAndGet(ApiExchange.answer(exchange, 200, body.toString()));
     }
 
     private static String className(int k) {
@@ -397,36 +396,15 @@ final class SyntheticApiServer implements AutoCloseable {
     private static boolean upgradeRefused(HttpExchange exchange) throws IOException {
         String upgrade = exchange.getRequestHeaders().getFirst("Upgrade");
         if (upgrade != null && upgrade.equalsIgnoreCase("websocket")) {
-            // 200 rather than 101, as kubectl proxy answers; fabric8 then watches over HTTP at once (a 503
-            // it would first retry ten times with back-off)
-            answer(exchange, 200, "{\"kind\":\"Status\",\"code\":200}");
+            // 200 rather than 101, as kubectl proxy answers: a client that tries WebSockets first then
+            // watches over HTTP at once (the driver's own client never asks for an upgrade)
+            ApiExchange.answer(exchange, 200, "{\"kind\":\"Status\",\"code\":200}");
             return true;
         }
         return false;
     }
 
-    private static long answer(HttpExchange exchange, int code, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.sendResponseHeaders(code, bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(bytes);
-        }
-        return bytes.length;
-    }
 
-    private static Map<String, String> query(HttpExchange exchange) {
-        Map<String, String> query = new HashMap<>();
-        String raw = exchange.getRequestURI().getRawQuery();
-        if (raw != null) {
-            for (String pair : raw.split("&")) {
-                int eq = pair.indexOf('=');
-                String key = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-                query.put(key, eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-            }
-        }
-        return query;
-    }
 
     @Override
     public void close() {

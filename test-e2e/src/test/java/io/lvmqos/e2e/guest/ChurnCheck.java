@@ -53,8 +53,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * first {@value #WARM_UP_STEPS} steps, without kills). The sequence of steps and kills follows
  * from the seed ({@code LVMQOS_CHURN_SEED}, chosen by the host, printed at the start and in any
  * failure); where a kill lands within a call depends on timing, so a replay repeats the steps but
- * not always the exact moment. A churn that killed neither the driver nor an lvm child fails: it
- * would have checked only the calls. Writes {@value #REPORT}.md.
+ * not always the exact moment. Past {@value #OWED_KILLS_AFTER} steps a kind of kill that has not
+ * landed yet is made on the next step the dice spared, and a churn that still killed the driver or
+ * an lvm child not even once fails: it would have checked only the calls. Writes {@value #REPORT}.md.
  */
 public class ChurnCheck {
 
@@ -64,6 +65,8 @@ public class ChurnCheck {
     public static final String PODS_ENV = "LVMQOS_CHURN_PODS";
     static final int PODS_DEFAULT = 20;
     static final int WARM_UP_STEPS = 30;
+    /** From this step on, a kind of kill that has not landed yet is made on the next step the dice spared. */
+    static final int OWED_KILLS_AFTER = WARM_UP_STEPS + 20;
     /** RSS may grow this much over its post-warm-up level. */
     static final double RSS_SLACK = 0.10;
     private static final Duration ATTEMPT_DEADLINE = Duration.ofSeconds(60);
@@ -208,6 +211,16 @@ public class ChurnCheck {
         int dice = random.nextInt(100);
         Kill kill = !warm ? Kill.NONE : dice < 4 ? Kill.DRIVER_DURING : dice < 6 ? Kill.DRIVER_AFTER
                 : dice < 12 ? Kill.LVM : Kill.NONE;
+        // a churn must kill both ways at least once: past OWED_KILLS_AFTER steps, a kind that has not
+        // landed yet is owed, and a step the dice spared pays it (an lvm kill lands only on a call that
+        // runs an lvm, so it is owed again until one does)
+        if (kill == Kill.NONE && step > OWED_KILLS_AFTER) {
+            if (lvmKills == 0) {
+                kill = Kill.LVM;
+            } else if (driverKillsMidCall + driverKillsBetweenCalls == 0) {
+                kill = Kill.DRIVER_DURING;
+            }
+        }
         long killDelayMillis = random.nextInt(400);
         Runnable call = prepare(op);
         if (call == null) {

@@ -43,7 +43,9 @@ class CrashStatesIT {
                 .env("LVMQOS_THIN_POOLS", "lvmqos/thinpool")
                 .env("LVMQOS_CRASH_SEED", Long.toString(seed))
                 .env("LVMQOS_CRASH_STATES", states)
-                .timeout(all ? Duration.ofHours(4) : Duration.ofMinutes(12)), CrashStatesCheck.class);
+                // about 20 s a state on a loaded 2-core host, twice that allowed; 143 flush points in the runs so far
+                .timeout(Duration.ofMinutes(4).plusSeconds(40L * (all ? 300 : Integer.parseInt(states)))),
+                CrashStatesCheck.class);
         report.printOutFile("crash-report", "");
         return GuestJUnit.dynamicTests(report);
     }

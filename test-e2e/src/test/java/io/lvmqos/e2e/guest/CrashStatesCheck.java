@@ -17,8 +17,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,6 +29,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -201,14 +204,19 @@ public class CrashStatesCheck {
         } else {
             int n = Integer.parseInt(wanted);
             Random random = new Random(seed);
-            List<Integer> all = new ArrayList<>(metadata);
-            all.addAll(other);
-            all.stream().max(Comparator.naturalOrder()).ifPresent(points::add);
-            int fromMetadata = Math.min(metadata.size(), n / 2);
-            while (points.size() < Math.min(n, total)) {
-                List<Integer> from = points.size() <= fromMetadata && !metadata.isEmpty() ? metadata
-                        : other.isEmpty() ? metadata : other;
-                points.add(from.get(random.nextInt(from.size())));
+            List<Integer> metadataOrder = new ArrayList<>(metadata);
+            List<Integer> otherOrder = new ArrayList<>(other);
+            Collections.shuffle(metadataOrder, random);
+            Collections.shuffle(otherOrder, random);
+            // the last point, then half from the metadata points, the rest from the others, then whatever is left
+            List<Integer> order = new ArrayList<>();
+            Stream.concat(metadata.stream(), other.stream()).max(Comparator.naturalOrder()).ifPresent(order::add);
+            int fromMetadata = Math.min(metadataOrder.size(), n / 2);
+            order.addAll(metadataOrder.subList(0, fromMetadata));
+            order.addAll(otherOrder);
+            order.addAll(metadataOrder.subList(fromMetadata, metadataOrder.size()));
+            for (Iterator<Integer> next = order.iterator(); points.size() < n && next.hasNext(); ) {
+                points.add(next.next());
             }
         }
         return new Sample(List.copyOf(points), total, metadata.size(),

@@ -114,8 +114,13 @@ public final class ThinPools {
             Map<String, Long> asked = new HashMap<>(pool.thinIds());
             asked.keySet().retainAll(Set.copyOf(names));
             // an inactive pool's messages are sent when lvm activates it, before any of its LVs can be
-            if (asked.isEmpty() || !pool.active()
-                    || transactionId(volumeGroup, pool.pool()) == pool.transactionId()) {
+            if (asked.isEmpty() || !pool.active()) {
+                continue;
+            }
+            // lvs can call a pool active whose kernel target is not there: seen after a power cut,
+            // on a retried group snapshot (CrashStatesIT, 2026-12-07); no target, no queue to look at
+            Optional<Long> kernelTransaction = transactionIdIfLoaded(volumeGroup, pool.pool());
+            if (kernelTransaction.isEmpty() || kernelTransaction.get() == pool.transactionId()) {
                 continue;
             }
             Set<Long> held = deviceIds(volumeGroup, pool.pool());
@@ -192,6 +197,15 @@ public final class ThinPools {
                 + "device LVM records, so its transaction id was moved from {} to {}", volumeGroup, pool, cause,
                 kernelTransaction, recorded.transactionId());
         return Optional.empty();
+    }
+
+    /** The transaction id the pool's kernel metadata holds; empty when the kernel has no target of the pool. */
+    private Optional<Long> transactionIdIfLoaded(String volumeGroup, String pool) {
+        CommandResult result = runner.run(dmsetup("status", kernelTarget(volumeGroup, pool)));
+        if (!result.succeeded() && result.diagnostic().contains("Device does not exist")) {
+            return Optional.empty();
+        }
+        return Optional.of(transactionOfStatus(succeeded(result).stdout().strip()));
     }
 
     /** The transaction id the pool's kernel metadata holds. */
@@ -305,9 +319,12 @@ public final class ThinPools {
     }
 
     private CommandResult ran(Command command) {
-        CommandResult result = runner.run(command);
+        return succeeded(runner.run(command));
+    }
+
+    private static CommandResult succeeded(CommandResult result) {
         if (!result.succeeded()) {
-            throw DriverException.internal(command.display() + " failed (exit " + result.exitCode() + "): "
+            throw DriverException.internal(result.command().display() + " failed (exit " + result.exitCode() + "): "
                     + result.diagnostic());
         }
         return result;

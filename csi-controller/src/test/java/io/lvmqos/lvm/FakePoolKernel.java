@@ -26,7 +26,8 @@ final class FakePoolKernel {
                 case "$1 $4" in
                   "message reserve_metadata_snap") mkdir "$d/snap" 2>/dev/null || { echo "reserve refused: snapshot held" >&2; exit 1; } ;;
                   "message release_metadata_snap") echo release >> "$d/log"; rmdir "$d/snap" 2>/dev/null || exit 1 ;;
-                  "status "*) echo "0 65536 thin-pool 3 10/4096 0/256 - rw discard_passdown queue_if_no_space - 1024" ;;
+                  "status "*) if [ -e "$d/unloaded" ]; then printf 'Device does not exist.\nCommand failed.\n' >&2; exit 1; fi
+                      echo "0 65536 thin-pool 3 10/4096 0/256 - rw discard_passdown queue_if_no_space - 1024" ;;
                   *) exit 1 ;;
                 esac
                 """.formatted(dir));
@@ -53,6 +54,15 @@ final class FakePoolKernel {
     void holdSnapshot() {
         try {
             Files.createDirectories(dir.resolve("snap"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The pool's target gone from the kernel, as after a reboot, while lvs may still call the pool active. */
+    void unload() {
+        try {
+            Files.createFile(dir.resolve("unloaded"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

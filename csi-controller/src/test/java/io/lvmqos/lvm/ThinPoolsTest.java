@@ -81,4 +81,14 @@ class ThinPoolsTest {
                 Map.of("v1", 1L))), List.of("v1")));
         assertEquals(List.of("release", "release", "release", "dump-start", "dump-end", "release"), kernel.log());
     }
+
+    @Test
+    void aPoolWhoseTargetIsNotLoadedHasNoQueueToLookAt(@TempDir Path dir) {
+        FakePoolKernel kernel = new FakePoolKernel(dir);
+        kernel.unload();
+        ThinPools pools = new ThinPools(new CommandRunner(), kernel::program);
+        assertEquals(Set.of(), pools.queued("vg", List.of(new HalfSentPoolChange.Recorded("pool", true, 4,
+                Map.of("v1", 1L))), List.of("v1")), "no INTERNAL from dmsetup status, and nothing queued");
+        assertEquals(List.of(), kernel.log(), "no metadata snapshot taken");
+    }
 }

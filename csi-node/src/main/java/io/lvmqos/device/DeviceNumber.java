@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -54,6 +55,20 @@ public record DeviceNumber(int major, int minor) {
             throw new IllegalArgumentException("not a MAJ:MIN device number: '" + text + "'");
         }
         return new DeviceNumber(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)));
+    }
+
+    /**
+     * The number of the block device at {@code device}, or empty when nothing is there: an LV that is
+     * not active has no device node, and nothing can have it mounted or open.
+     *
+     * @throws DriverException.FailedPrecondition when it is not a block device
+     */
+    public static Optional<DeviceNumber> ofActive(Path device) {
+        try {
+            return Optional.of(of(device));
+        } catch (DriverException.NotFound e) {
+            return Optional.empty();
+        }
     }
 
     /**

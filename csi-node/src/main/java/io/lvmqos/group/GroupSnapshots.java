@@ -142,7 +142,9 @@ public final class GroupSnapshots {
         try {
             List<MountEntry> mounts = mountTable.read();
             for (LogicalVolume origin : origins) {
-                pinStaging(mounts, DeviceNumber.of(origin.devicePath())).ifPresent(m -> mounted.put(origin, m));
+                // an origin that is not active (after a reboot, nothing is) is mounted nowhere: nothing to freeze
+                DeviceNumber.ofActive(origin.devicePath()).flatMap(device -> pinStaging(mounts, device))
+                        .ifPresent(m -> mounted.put(origin, m));
             }
             takeFrozen(name, group, origins, mounted);
         } finally {
@@ -261,7 +263,9 @@ public final class GroupSnapshots {
             if (freezing.isEmpty()) {
                 continue;
             }
-            try (PinnedMount mount = pinStaging(mounts, DeviceNumber.of(lv.devicePath())).orElse(null)) {
+            // a volume a power cut left tagged is not active after the reboot: only its tag is left to clear
+            try (PinnedMount mount = DeviceNumber.ofActive(lv.devicePath())
+                    .flatMap(device -> pinStaging(mounts, device)).orElse(null)) {
                 if (mount != null && freezer.thaw(mount)) {
                     log.warn("thawed {} ({}), left frozen by a group snapshot of an earlier run",
                             mount.entry().mountPoint(), lv.lvmPath());

@@ -72,4 +72,10 @@ class DeviceNumberTest {
     void aMissingDeviceIsNotFound(@TempDir Path dir) {
         assertThrows(DriverException.NotFound.class, () -> DeviceNumber.of(dir.resolve("nothing")));
     }
+
+    @Test
+    void anInactiveLvsMissingNodeIsNoDeviceButSomethingElseIsStillRefused(@TempDir Path dir) {
+        assertEquals(java.util.Optional.empty(), DeviceNumber.ofActive(dir.resolve("nothing")));
+        assertThrows(DriverException.FailedPrecondition.class, () -> DeviceNumber.ofActive(Path.of("/dev/null")));
+    }
 }

@@ -10,11 +10,12 @@ import java.time.Instant;
 import java.util.Locale;
 
 /**
- * Counts a fuzz target's executions and, when Jazzer fuzzed it (the {@code fuzz} profile sets
- * JAZZER_FUZZ), appends the count and the time to {@code target/fuzz-report.txt}, which
- * docs/fuzzing.md quotes. libFuzzer prints its own "Done N runs" too; this line is one per target,
+ * Counts a fuzz target's executions and, when Jazzer fuzzed it (the bounded-fuzz execution of every
+ * build and the {@code fuzz} profile set JAZZER_FUZZ), prints "FUZZ REPORT CLASS executions=N
+ * seconds=S rate=R/s" and appends that line, after the time, to {@code target/fuzz-report.txt},
+ * which docs/fuzzing.md quotes. libFuzzer prints its own "Done N runs" too; this line is one per target,
  * easy to collect, and counts what reached the target method rather than what libFuzzer started.
- * In the default build (regression mode: the kept inputs only) it writes nothing.
+ * In regression mode (the committed inputs only) it writes nothing.
  */
 public final class FuzzReport {
 
@@ -47,14 +48,15 @@ public final class FuzzReport {
             return;
         }
         double seconds = (System.nanoTime() - firstNanos) / 1e9;
-        String line = String.format(Locale.ROOT, "%s %s executions=%d seconds=%.0f rate=%.0f/s%n", Instant.now(), target,
-                executions, seconds, executions / Math.max(seconds, 1e-9));
+        String line = String.format(Locale.ROOT, "%s executions=%d seconds=%.0f rate=%.0f/s", target, executions,
+                seconds, executions / Math.max(seconds, 1e-9));
         try {
             Files.createDirectories(FILE.getParent());
-            Files.writeString(FILE, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Files.writeString(FILE, Instant.now() + " " + line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        System.out.print("FUZZ REPORT " + line);
+        System.out.println("FUZZ REPORT " + line);
     }
 }

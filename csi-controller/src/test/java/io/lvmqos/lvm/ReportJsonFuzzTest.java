@@ -17,8 +17,9 @@ import org.junit.jupiter.api.AfterAll;
 /**
  * Fuzzes {@link ReportJson}, the driver's own reader of lvm's JSON reports.
  *
- * <p>Property: for any text, {@code parse} returns a value or throws IllegalArgumentException whose
- * message ends in "at offset N" with N within the text; never another exception (no
+ * <p>Property: for any text, {@code parse} returns a value or throws IllegalArgumentException itself
+ * (no subclass) worded as one of the reader's reasons and ending in "at offset N" with N within the
+ * text; never another exception (no
  * StackOverflowError however deep the nesting, no StringIndexOutOfBounds at the end of the text).
  * And a document written from a generated value (objects with unique names, arrays, strings with
  * every kind of escape and any UTF-16 text, numbers, literals, random blanks) parses back to that
@@ -30,7 +31,14 @@ import org.junit.jupiter.api.AfterAll;
 class ReportJsonFuzzTest {
 
     private static final FuzzReport REPORT = new FuzzReport(ReportJsonFuzzTest.class);
-    private static final Pattern OFFSET = Pattern.compile(" at offset (\\d+)$");
+    /** Every refusal the reader words, then its offset: nothing else is a refusal. */
+    private static final Pattern REFUSAL = Pattern.compile("(text after the end of the document"
+            + "|nested more than 64 levels deep|the document ends where a value was expected|unexpected character '.'"
+            + "|expected a member name in quotes|member \".*\" appears twice|a string is not closed"
+            + "|a control character inside a string|a string ends in a backslash|unknown escape \\\\."
+            + "|\\\\u needs four hex digits|a number needs digits|a fraction needs digits|an exponent needs digits"
+            + "|unexpected word|the document ends where '.' was expected|expected '.' but found '.')"
+            + " at offset (\\d+)", Pattern.DOTALL);
     private static final int MAX_DEPTH = 64;
 
     @FuzzTest
@@ -66,7 +74,7 @@ class ReportJsonFuzzTest {
         try {
             ReportJson.parse(text);
         } catch (IllegalArgumentException e) {
-            assertOffsetWithin(e, text);
+            refusal(e, text);
         }
     }
 
@@ -74,17 +82,24 @@ class ReportJsonFuzzTest {
         try {
             ReportJson.parse(text);
         } catch (IllegalArgumentException e) {
-            assertTrue(e.getMessage().contains("nested more than"), e.getMessage());
+            assertTrue(refusal(e, text).group(1).equals("nested more than " + MAX_DEPTH + " levels deep"), e.getMessage());
             return;
         }
         throw new AssertionError("a document nested deeper than " + MAX_DEPTH + " levels was read: " + text);
     }
 
-    private static void assertOffsetWithin(IllegalArgumentException e, String text) {
-        Matcher offset = OFFSET.matcher(e.getMessage());
-        assertTrue(offset.find(), e.getMessage());
-        int at = Integer.parseInt(offset.group(1));
+    /**
+     * The reader's own refusal, exactly: an IllegalArgumentException of that class (not a
+     * NumberFormatException or another subclass thrown from inside), worded as one of its reasons,
+     * at an offset within the text.
+     */
+    private static Matcher refusal(IllegalArgumentException e, String text) {
+        assertEquals(IllegalArgumentException.class, e.getClass(), e::toString);
+        Matcher refusal = REFUSAL.matcher(e.getMessage());
+        assertTrue(refusal.matches(), e.getMessage());
+        long at = Long.parseLong(refusal.group(2));
         assertTrue(at >= 0 && at <= text.length(), e.getMessage() + " for a text of " + text.length());
+        return refusal;
     }
 
     /** A number as generated, written as its literal; the reader gives back its text. */

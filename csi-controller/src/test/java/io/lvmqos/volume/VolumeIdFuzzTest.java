@@ -18,7 +18,8 @@ import org.junit.jupiter.api.AfterAll;
  * VolumeId#issue issued} for any valid node name (up to 253 characters), volume group within
  * {@link VolumeId#MAX_VOLUME_GROUP_LENGTH} and LV name that {@link LvmNames} makes for any CSI name
  * fits in {@value VolumeId#MAX_BYTES} bytes, parses back to itself, is on its node and on no other.
- * Invalid parts are refused by {@code issue} with IllegalArgumentException only.
+ * Invalid parts are refused by {@code issue} with IllegalArgumentException itself (no subclass) and
+ * only its two messages: "not a node name: NODE" and "not a valid volume id: NODE/GROUP/LV".
  */
 class VolumeIdFuzzTest {
 
@@ -59,6 +60,10 @@ class VolumeIdFuzzTest {
         try {
             id = VolumeId.issue(kind, node, group, lv);
         } catch (IllegalArgumentException e) {
+            // exactly issue's refusal of a node, or the record's of a group: no other exception, no other words
+            assertEquals(IllegalArgumentException.class, e.getClass(), e::toString);
+            assertEquals(NodeIds.isValid(node) ? "not a valid volume id: " + node + "/" + group + "/" + lv
+                    : "not a node name: " + node, e.getMessage());
             assertTrue(!NodeIds.isValid(node) || !LvmNames.isValidName(group), () -> "refused " + node + "/" + group
                     + "/" + lv + ": " + e.getMessage());
             return;

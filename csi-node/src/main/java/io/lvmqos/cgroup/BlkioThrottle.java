@@ -1,6 +1,7 @@
 package io.lvmqos.cgroup;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -29,14 +30,25 @@ enum BlkioThrottle {
         return value != 0 && value != none;
     }
 
-    static Map<DeviceNumber, Long> parse(String text) {
+    /**
+     * Each device's value in this file.
+     *
+     * @throws DriverException.Internal naming the line it cannot read ({@link CgroupFiles#notUnderstood})
+     */
+    Map<DeviceNumber, Long> parse(String text) {
         Map<DeviceNumber, Long> values = new LinkedHashMap<>();
         for (String line : text.split("\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
             String[] fields = line.strip().split("\\s+");
-            if (fields.length == 2) {
+            try {
+                if (fields.length != 2) {
+                    throw new IllegalArgumentException("expected 'MAJ:MIN value'");
+                }
                 values.put(DeviceNumber.parse(fields[0]), Long.parseUnsignedLong(fields[1]));
-            } else if (!line.isBlank()) {
-                throw new IllegalArgumentException("blkio throttle line '" + line + "' is not 'MAJ:MIN value'");
+            } catch (IllegalArgumentException e) {
+                throw CgroupFiles.notUnderstood(file, line, e);
             }
         }
         return values;

@@ -40,6 +40,16 @@ final class CgroupFiles {
         }
     }
 
+    /**
+     * The refusal of a line of a cgroup file that this package cannot read, with the line and why:
+     * INTERNAL, since the kernel answered in a way the driver does not understand. The readers
+     * throw only this, never the NumberFormatException of a field, so a caller and the fuzz
+     * targets can tell a refused file from a defect in the reader.
+     */
+    static DriverException.Internal notUnderstood(String file, String line, IllegalArgumentException why) {
+        return DriverException.internal(file + " line is not understood: '" + line + "': " + why.getMessage(), why);
+    }
+
     /** The file's text; empty when it does not exist. */
     static Optional<String> read(Path file) {
         try {

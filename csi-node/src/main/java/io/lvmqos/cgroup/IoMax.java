@@ -1,6 +1,7 @@
 package io.lvmqos.cgroup;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import io.lvmqos.volume.IoLimits;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,7 +21,11 @@ final class IoMax {
                 + " riops=" + value(limits.readIops()) + " wiops=" + value(limits.writeIops());
     }
 
-    /** Every device's limits in an io.max file; keys it does not know (newer kernels) are ignored. */
+    /**
+     * Every device's limits in an io.max file; keys it does not know (newer kernels) are ignored.
+     *
+     * @throws DriverException.Internal naming the line it cannot read ({@link CgroupFiles#notUnderstood})
+     */
     static Map<DeviceNumber, IoLimits> parse(String text) {
         Map<DeviceNumber, IoLimits> limits = new LinkedHashMap<>();
         for (String line : text.split("\n")) {
@@ -28,29 +33,37 @@ final class IoMax {
             if (fields.length < 2) {
                 continue;
             }
-            OptionalLong rbps = OptionalLong.empty();
-            OptionalLong wbps = OptionalLong.empty();
-            OptionalLong riops = OptionalLong.empty();
-            OptionalLong wiops = OptionalLong.empty();
-            for (int i = 1; i < fields.length; i++) {
-                int eq = fields[i].indexOf('=');
-                if (eq < 0) {
-                    throw new IllegalArgumentException("io.max field '" + fields[i] + "' has no '=': " + line);
-                }
-                String key = fields[i].substring(0, eq);
-                OptionalLong value = parseValue(fields[i].substring(eq + 1));
-                switch (key) {
-                    case "rbps" -> rbps = value;
-                    case "wbps" -> wbps = value;
-                    case "riops" -> riops = value;
-                    case "wiops" -> wiops = value;
-                    default -> {
-                    }
-                }
+            try {
+                limits.put(DeviceNumber.parse(fields[0]), limits(fields));
+            } catch (IllegalArgumentException e) {
+                throw CgroupFiles.notUnderstood(FILE, line, e);
             }
-            limits.put(DeviceNumber.parse(fields[0]), new IoLimits(rbps, wbps, riops, wiops));
         }
         return limits;
+    }
+
+    private static IoLimits limits(String[] fields) {
+        OptionalLong rbps = OptionalLong.empty();
+        OptionalLong wbps = OptionalLong.empty();
+        OptionalLong riops = OptionalLong.empty();
+        OptionalLong wiops = OptionalLong.empty();
+        for (int i = 1; i < fields.length; i++) {
+            int eq = fields[i].indexOf('=');
+            if (eq < 0) {
+                throw new IllegalArgumentException("field '" + fields[i] + "' has no '='");
+            }
+            String key = fields[i].substring(0, eq);
+            OptionalLong value = parseValue(fields[i].substring(eq + 1));
+            switch (key) {
+                case "rbps" -> rbps = value;
+                case "wbps" -> wbps = value;
+                case "riops" -> riops = value;
+                case "wiops" -> wiops = value;
+                default -> {
+                }
+            }
+        }
+        return new IoLimits(rbps, wbps, riops, wiops);
     }
 
     private static String value(OptionalLong limit) {

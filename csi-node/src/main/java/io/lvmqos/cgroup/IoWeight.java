@@ -1,6 +1,7 @@
 package io.lvmqos.cgroup;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -34,7 +35,11 @@ public record IoWeight(int defaultWeight, Map<DeviceNumber, Integer> perDevice) 
         return device + " default";
     }
 
-    /** Parses the file; a missing default line means the kernel's default. */
+    /**
+     * Parses the file; a missing default line means the kernel's default.
+     *
+     * @throws DriverException.Internal naming the line it cannot read ({@link CgroupFiles#notUnderstood})
+     */
     static IoWeight parse(String text) {
         int dflt = KERNEL_DEFAULT;
         Map<DeviceNumber, Integer> devices = new LinkedHashMap<>();
@@ -43,10 +48,14 @@ public record IoWeight(int defaultWeight, Map<DeviceNumber, Integer> perDevice) 
             if (fields.length != 2) {
                 continue;
             }
-            if (fields[0].equals("default")) {
-                dflt = Integer.parseInt(fields[1]);
-            } else {
-                devices.put(DeviceNumber.parse(fields[0]), Integer.parseInt(fields[1]));
+            try {
+                if (fields[0].equals("default")) {
+                    dflt = Integer.parseInt(fields[1]);
+                } else {
+                    devices.put(DeviceNumber.parse(fields[0]), Integer.parseInt(fields[1]));
+                }
+            } catch (IllegalArgumentException e) {
+                throw CgroupFiles.notUnderstood(FILE, line, e);
             }
         }
         return new IoWeight(dflt, devices);

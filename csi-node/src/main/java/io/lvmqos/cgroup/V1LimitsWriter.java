@@ -113,7 +113,7 @@ final class V1LimitsWriter implements CgroupLimitsWriter {
     }
 
     private static Optional<Map<DeviceNumber, Long>> lines(Path cgroup, BlkioThrottle file) {
-        return CgroupFiles.read(cgroup.resolve(file.file)).map(BlkioThrottle::parse);
+        return CgroupFiles.read(cgroup.resolve(file.file)).map(file::parse);
     }
 
     private static void write(Path cgroup, DeviceNumber device, IoLimits limits) {

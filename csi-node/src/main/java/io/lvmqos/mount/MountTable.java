@@ -257,7 +257,7 @@ public final class MountTable {
             }
             try {
                 entries.add(parseLine(line));
-            } catch (RuntimeException e) {
+            } catch (IllegalArgumentException e) {
                 throw DriverException.internal("mountinfo line " + lineNumber + " is not understood: '" + line
                         + "': " + e.getMessage(), e);
             }
@@ -268,7 +268,7 @@ public final class MountTable {
     private static MountEntry parseKnownLine(String line) {
         try {
             return parseLine(line);
-        } catch (RuntimeException e) {
+        } catch (IllegalArgumentException e) {
             throw DriverException.internal("mountinfo line is not understood: '" + line + "': " + e.getMessage(), e);
         }
     }

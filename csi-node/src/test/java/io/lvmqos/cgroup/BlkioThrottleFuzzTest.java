@@ -13,8 +13,9 @@ import org.junit.jupiter.api.AfterAll;
 /**
  * Fuzzes {@link BlkioThrottle#parse}, the reader of cgroup v1's blkio.throttle.*_device files.
  *
- * <p>Property: for any text, {@code parse} returns each device's value or throws
- * IllegalArgumentException (the caller's failure is then INTERNAL), never another exception. A
+ * <p>Property: for any text, {@code parse} returns each device's value or refuses with
+ * DriverException.Internal "FILE line is not understood: 'LINE': WHY" naming the file and one of
+ * the text's lines, never another exception (no bare NumberFormatException). A
  * file as the kernel writes it, lines "MAJ:MIN value" with any u64 value (all ones included, which
  * is "no limit"), with blanks around, parses to exactly those values.
  */
@@ -32,11 +33,8 @@ class BlkioThrottleFuzzTest {
             for (int n = data.consumeInt(0, 12); n > 0; n--) {
                 text.append(data.consumeBoolean() ? data.pickValue(WORDS) : data.consumeString(8));
             }
-            try {
-                BlkioThrottle.parse(text.toString());
-            } catch (IllegalArgumentException refused) {
-                // the documented refusal
-            }
+            BlkioThrottle file = data.pickValue(BlkioThrottle.values());
+            NotUnderstood.readOrRefuse(file.file, text.toString(), () -> file.parse(text.toString()));
             return;
         }
         Map<DeviceNumber, Long> values = new LinkedHashMap<>();
@@ -50,7 +48,7 @@ class BlkioThrottleFuzzTest {
             text.append(data.pickValue(new String[] {"", " "})).append(device).append(data.pickValue(new String[] {" ", "\t", "  "}))
                     .append(Long.toUnsignedString(value)).append(data.pickValue(new String[] {"", " "})).append('\n');
         }
-        Map<DeviceNumber, Long> read = BlkioThrottle.parse(text.toString());
+        Map<DeviceNumber, Long> read = data.pickValue(BlkioThrottle.values()).parse(text.toString());
         assertEquals(values, read, text::toString);
     }
 

@@ -16,9 +16,10 @@ import org.junit.jupiter.api.AfterAll;
  * Fuzzes {@link IoMax#parse}, which reads a pod cgroup's io.max back after every write and before
  * every removal.
  *
- * <p>Property: for any text, {@code parse} returns each device's limits or throws
- * IllegalArgumentException (the caller's failure is then INTERNAL: the kernel answered in a way the
- * driver does not understand), never another exception. It reads whatever the kernel can write:
+ * <p>Property: for any text, {@code parse} returns each device's limits or refuses with
+ * DriverException.Internal "io.max line is not understood: 'LINE': WHY" naming one of its lines
+ * (INTERNAL: the kernel answered in a way the driver does not understand), never another exception
+ * (no bare NumberFormatException). It reads whatever the kernel can write:
  * lines of any devices, each key "max" or a number the kernel holds (bytes 1..2^64-2, I/O operations
  * 1..2^32-2), keys in any order, keys it does not know, blanks around; a value beyond what the driver
  * can write reads as the largest it can. And the line {@link IoMax#line} writes for any limits parses
@@ -75,11 +76,7 @@ class IoMaxFuzzTest {
     }
 
     private static void readOrRefuse(String text) {
-        try {
-            IoMax.parse(text);
-        } catch (IllegalArgumentException refused) {
-            // the documented refusal
-        }
+        NotUnderstood.readOrRefuse(IoMax.FILE, text, () -> IoMax.parse(text));
     }
 
     private static DeviceNumber device(FuzzedDataProvider data) {

@@ -1,8 +1,11 @@
 package io.lvmqos.cgroup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import io.lvmqos.volume.IoLimits;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -63,6 +66,28 @@ class IoMaxTest {
     @Test
     void parsesV1ThrottleFiles() {
         assertEquals(Map.of(new DeviceNumber(7, 0), 2097152L, new DeviceNumber(8, 0), 10L),
-                BlkioThrottle.parse("7:0 2097152\n8:0 10\n"));
+                BlkioThrottle.READ_BPS.parse("7:0 2097152\n8:0 10\n"));
+    }
+
+    @Test
+    void aLineItCannotReadIsRefusedAsInternalWithTheLine() {
+        // a NumberFormatException of a field used to escape bare: only the reader's refusal may leave it
+        DriverException.Internal refused = assertThrows(DriverException.Internal.class,
+                () -> IoMax.parse("8:16 rbps=max\n253:300 rbps=12x wbps=max\n"));
+        assertEquals("io.max line is not understood: '253:300 rbps=12x wbps=max': For input string: \"12x\"",
+                refused.getMessage());
+        assertInstanceOf(NumberFormatException.class, refused.getCause());
+        assertEquals("io.max line is not understood: '8:16x rbps=max': not a MAJ:MIN device number: '8:16x'",
+                assertThrows(DriverException.Internal.class, () -> IoMax.parse("8:16x rbps=max")).getMessage());
+    }
+
+    @Test
+    void aV1ThrottleLineItCannotReadIsRefusedAsInternalWithItsFile() {
+        assertEquals("blkio.throttle.write_iops_device line is not understood: '8:0 x1': For input string: \"x1\"",
+                assertThrows(DriverException.Internal.class, () -> BlkioThrottle.WRITE_IOPS.parse("7:0 1\n8:0 x1\n"))
+                        .getMessage());
+        assertEquals("blkio.throttle.read_bps_device line is not understood: '8:0 1 2': expected 'MAJ:MIN value'",
+                assertThrows(DriverException.Internal.class, () -> BlkioThrottle.READ_BPS.parse("8:0 1 2\n"))
+                        .getMessage());
     }
 }

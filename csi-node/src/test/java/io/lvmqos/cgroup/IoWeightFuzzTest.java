@@ -15,8 +15,9 @@ import org.junit.jupiter.api.AfterAll;
  * Fuzzes {@link IoWeight#parse}, which reads a cgroup's io.weight back after the driver sets a
  * pod's weight on a disk.
  *
- * <p>Property: for any text, {@code parse} returns the weights or throws IllegalArgumentException
- * (the caller's failure is then INTERNAL), never another exception. A file as io.cost writes it,
+ * <p>Property: for any text, {@code parse} returns the weights or refuses with DriverException.Internal
+ * "io.weight line is not understood: 'LINE': WHY" naming one of its lines, never another exception
+ * (no bare NumberFormatException). A file as io.cost writes it,
  * "default N" then "MAJ:MIN N" per device with weights in the kernel's 1..10000, parses to exactly
  * those weights (no default line: the kernel's 100); the line {@link IoWeight#line} writes parses
  * back to its device and weight.
@@ -36,11 +37,7 @@ class IoWeightFuzzTest {
                 for (int n = data.consumeInt(0, 12); n > 0; n--) {
                     text.append(data.consumeBoolean() ? data.pickValue(WORDS) : data.consumeString(8));
                 }
-                try {
-                    IoWeight.parse(text.toString());
-                } catch (IllegalArgumentException refused) {
-                    // the documented refusal
-                }
+                NotUnderstood.readOrRefuse(IoWeight.FILE, text.toString(), () -> IoWeight.parse(text.toString()));
             }
             case 1 -> {
                 DeviceNumber device = device(data);

@@ -1,8 +1,10 @@
 package io.lvmqos.cgroup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -26,5 +28,13 @@ class IoWeightTest {
     void linesAreWhatTheKernelReads() {
         assertEquals("254:0 800", IoWeight.line(new DeviceNumber(254, 0), 800));
         assertEquals("254:0 default", IoWeight.removal(new DeviceNumber(254, 0)));
+    }
+
+    @Test
+    void aLineItCannotReadIsRefusedAsInternalWithTheLine() {
+        assertEquals("io.weight line is not understood: 'default x': For input string: \"x\"",
+                assertThrows(DriverException.Internal.class, () -> IoWeight.parse("default x\n")).getMessage());
+        assertEquals("io.weight line is not understood: '254:0 99999999999': For input string: \"99999999999\"",
+                assertThrows(DriverException.Internal.class, () -> IoWeight.parse("254:0 99999999999\n")).getMessage());
     }
 }

@@ -1,6 +1,8 @@
 package io.lvmqos.mount;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
@@ -14,6 +16,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,8 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Fuzzes the reading of /proc/self/mountinfo: {@link MountTable#parse}, its line parser and escapes,
  * and the publish path's partial read ({@link MountTable.Snapshot#selected}).
  *
- * <p>Property: for any text, {@code parse} returns entries or throws DriverException.Internal (a
- * line it does not understand), never another exception; an entry it returns answers
+ * <p>Property: for any text, {@code parse} returns entries or refuses with DriverException.Internal
+ * "mountinfo line N is not understood: 'LINE': WHY", where LINE is the text's line N and the cause
+ * the field's IllegalArgumentException, never another exception; an entry it returns answers
  * {@code readOnly} and {@code sharedPeerGroup} (which start-up asks of the kubelet directory's
  * mounts) without throwing. A table written as the kernel writes it (six fields, optional fields,
  * "-", three more; space, tab, newline and backslash as \ooo escapes; any other character as
@@ -35,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MountTableFuzzTest {
 
     private static final FuzzReport REPORT = new FuzzReport(MountTableFuzzTest.class);
+    private static final Pattern LINE_NUMBER = Pattern.compile("mountinfo line (\\d{1,9}) ");
     private static final String[] NAMES = {"var", "lib", "kubelet", "pods", "a b", "tab\there", "new\nline",
             "back\\slash", "\\040", "é", "x", "-", "shared:1", " ", "\\", "\r"};
     private static final String[] OPTIONS = {"rw", "ro", "nosuid", "nodev", "relatime", "errors=remount-ro",
@@ -103,6 +109,15 @@ class MountTableFuzzTest {
         try {
             entries = MountTable.parse(text);
         } catch (DriverException.Internal refused) {
+            // exactly "mountinfo line N is not understood: 'LINE N': the field's reason"
+            Throwable why = assertInstanceOf(IllegalArgumentException.class, refused.getCause(), refused::getMessage);
+            Matcher number = LINE_NUMBER.matcher(refused.getMessage());
+            assertTrue(number.lookingAt(), refused::getMessage);
+            String[] lines = text.split("\n");
+            int n = Integer.parseInt(number.group(1));
+            assertTrue(n >= 1 && n <= lines.length, refused::getMessage);
+            assertEquals("mountinfo line " + n + " is not understood: '" + lines[n - 1] + "': " + why.getMessage(),
+                    refused.getMessage());
             return;
         }
         for (MountEntry entry : entries) {

@@ -1,6 +1,7 @@
 package io.lvmqos.mount;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -179,6 +180,16 @@ class MountTableTest {
         var e = assertThrows(DriverException.Internal.class,
                 () -> MountTable.parse("22 27 0:21 / /proc rw,relatime proc proc rw\n"));
         assertTrue(e.getMessage().contains("line 1"), e.getMessage());
+    }
+
+    @Test
+    void aRefusalIsTheLinesNumberTheLineAndTheFieldsReason() {
+        // only a field's IllegalArgumentException is a line not understood; any other exception is a defect that shows
+        var e = assertThrows(DriverException.Internal.class,
+                () -> MountTable.parse("\n36 35 98:0 / /mnt rw - ext4 /dev/root rw\n3x 35 98:0 / /mnt rw - ext4 /dev/root rw\n"));
+        assertEquals("mountinfo line 3 is not understood: '3x 35 98:0 / /mnt rw - ext4 /dev/root rw': "
+                + "For input string: \"3x\"", e.getMessage());
+        assertInstanceOf(NumberFormatException.class, e.getCause());
     }
 
     @Test

@@ -24,9 +24,9 @@ import org.junit.jupiter.api.AfterAll;
  * an option that is not repeatable, none for a flag, and no value that is not in the arguments. A
  * command line written from known options (each value after "=" or as the next argument, flags,
  * repeats) parses to exactly those values, and asks for help when -h or --help follows it.
- * {@code Main.settings} on a run returns settings or throws IllegalArgumentException with the
- * message the plugin would exit with (command lines with --metrics-address are left out: a host
- * name there is looked up in DNS).
+ * {@code Main.settings} on a run returns settings or throws IllegalArgumentException itself (no
+ * subclass) wrapping the UsageException whose message the plugin would exit with (command lines
+ * with --metrics-address are left out: a host name there is looked up in DNS).
  */
 class CommandLineParserFuzzTest {
 
@@ -138,6 +138,10 @@ class CommandLineParserFuzzTest {
         try {
             Main.settings(argv);
         } catch (IllegalArgumentException refused) {
+            // exactly the usage refusal the plugin exits 2 with; anything else would end it with a stack trace
+            assertEquals(IllegalArgumentException.class, refused.getClass(), refused::toString);
+            UsageException usage = assertInstanceOf(UsageException.class, refused.getCause(), refused::toString);
+            assertEquals(usage.getMessage(), refused.getMessage());
             assertTrue(refused.getMessage() != null && !refused.getMessage().isBlank(), refused::toString);
         }
     }

@@ -21,7 +21,6 @@ import io.lvmqos.e2e.guest.GuestPods.QosClass;
 import io.lvmqos.e2e.uml.CgroupMode;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
-import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.mount.Mounter;
@@ -46,8 +45,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -74,9 +71,6 @@ public class PublishBenchCheck {
     private static final int PER_PHASE = 100;
     /** Calls per traced phase: short, so that a health check (every 10 s) seldom falls into it. */
     private static final int TRACED = 30;
-    /** strace -c: "% time seconds usecs/call calls [errors] syscall". */
-    private static final Pattern STRACE_ROW =
-            Pattern.compile("^\\s*[\\d.]+\\s+[\\d.]+\\s+\\d+\\s+(\\d+)\\s+(?:\\d+\\s+)?(\\w+)\\s*$");
 
     @BeforeAll
     static void onlyInTheGuest() {
@@ -200,54 +194,7 @@ public class PublishBenchCheck {
 
     private static Map<String, Long> traced(long pid, String name, Phase.Body body) throws Exception {
         Path summary = GuestEnv.outDir().resolve("strace-" + name.replaceAll("[^A-Za-z]+", "-") + ".txt");
-        Process strace = new ProcessBuilder(program("strace").toString(), "-c", "-f", "-q", "-o", summary.toString(),
-                "-p", Long.toString(pid)).redirectErrorStream(true)
-                .redirectOutput(GuestEnv.outDir().resolve("strace.log").toFile()).start();
-        try {
-            awaitTraced(pid, strace);
-            body.run();
-        } finally {
-            strace.destroy(); // SIGTERM: strace detaches and writes its summary
-            strace.waitFor(60, TimeUnit.SECONDS);
-        }
-        Map<String, Long> counts = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(summary)) {
-            Matcher m = STRACE_ROW.matcher(line);
-            if (m.matches()) {
-                counts.put(m.group(2), Long.parseLong(m.group(1)));
-            }
-        }
-        return counts;
-    }
-
-    /** Every thread of the driver has a tracer once strace has attached to all of them. */
-    private static void awaitTraced(long pid, Process strace) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            boolean all = true;
-            try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
-                for (Path task : tasks.toList()) {
-                    try {
-                        all &= Files.readAllLines(task.resolve("status")).stream()
-                                .anyMatch(l -> l.startsWith("TracerPid:") && !l.endsWith("\t0"));
-                    } catch (IOException threadEnded) {
-                        // a thread that ended needs no tracer
-                    }
-                }
-            }
-            if (all) {
-                return;
-            }
-            if (!strace.isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError("strace did not attach to every thread of " + pid);
-            }
-            Thread.sleep(20);
-        }
-    }
-
-    private static Path program(String name) {
-        Path bin = Path.of("/bin", name);
-        return Files.isExecutable(bin) ? bin : CommandRunner.locate(name);
+        return GuestStrace.count(pid, summary, body::run);
     }
 
     /**
@@ -267,6 +214,11 @@ public class PublishBenchCheck {
         List<String> args = new ArrayList<>(List.of("--node-id", GuestDriver.NODE, "--kubelet-dir",
                 GuestDriver.KUBELET.toString(), "--cgroup-root", GuestEnv.cgroupRoot().toString()));
         GuestEnv.volumeGroups().forEach(vg -> args.addAll(List.of("--volume-group", vg)));
+        if (!extraArgs.contains("--lvm-shell-dir") && !extraArgs.contains("--fork-lvm")) {
+            // as GuestDriver does: a guest's /tmp is the host's, where another guest's driver would take
+            // this one's lvm shell directory for abandoned and remove it mid-run
+            args.addAll(List.of("--lvm-shell-dir", GuestDriver.SHELL_DIR.toString()));
+        }
         args.addAll(extraArgs);
         Files.createDirectories(GuestDriver.SOCKET.getParent());
         Files.deleteIfExists(GuestDriver.SOCKET);
@@ -327,8 +279,8 @@ public class PublishBenchCheck {
             this.pod = pod;
             String[] id = volume.getVolumeId().split("/");
             this.device = DeviceNumber.of(Path.of("/dev", id[2], id[3]));
-            this.mountProgram = program("mount");
-            this.umountProgram = program("umount");
+            this.mountProgram = GuestStrace.program("mount");
+            this.umountProgram = GuestStrace.program("umount");
             // the line the driver writes (IoMax.line), and the all-"max" line that lifts it
             this.ioMaxSet = (device + " rbps=max wbps=" + WRITE_BPS + " riops=max wiops=max")
                     .getBytes(StandardCharsets.US_ASCII);

@@ -58,6 +58,11 @@ final class PublishReport {
 
     /** The driver's own durations of the last {@code ROUNDS} calls of a method, from its RPC log (whole ms). */
     private static double[] serverSide(String log, String method) {
+        return serverSide(log, method, ROUNDS);
+    }
+
+    /** The driver's own durations of the last {@code last} calls of a method, from its RPC log (whole ms). */
+    static double[] serverSide(String log, String method, int last) {
         List<Double> found = new ArrayList<>();
         Matcher m = RPC_LINE.matcher(log);
         while (m.find()) {
@@ -65,7 +70,7 @@ final class PublishReport {
                 found.add(Double.parseDouble(m.group(2)));
             }
         }
-        return found.subList(Math.max(0, found.size() - ROUNDS), found.size()).stream()
+        return found.subList(Math.max(0, found.size() - last), found.size()).stream()
                 .mapToDouble(Double::doubleValue).toArray();
     }
 

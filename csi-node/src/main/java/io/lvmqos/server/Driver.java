@@ -285,10 +285,23 @@ public final class Driver {
         return GuaranteePolicy.none("io.cost could not be enabled at start: " + why);
     }
 
-    /** A method of its own, so that the watcher's classes are loaded only when the flag is on. */
+    /**
+     * A method of its own, so that the watcher's classes are loaded only when the flag is on. A
+     * watch that cannot be set up (no API server named, a CA that cannot be read) is logged as an
+     * error and left off: the node's own calls, publish and its limits, do not need it, and a plugin
+     * that exited for it would take them down with it. Changes of VolumeAttributesClass made on
+     * another node then do not reach this node's volumes until the plugin starts with a working watch.
+     */
     private static AutoCloseable watchKubernetes(DriverSettings settings, QosModifier qos) {
-        VolumeAttributesWatcher watcher = VolumeAttributesWatcher.inCluster(settings.driverName(), settings.nodeId(),
-                VolumeModifier.of(qos));
+        VolumeAttributesWatcher watcher;
+        try {
+            watcher = VolumeAttributesWatcher.inCluster(settings.driverName(), settings.nodeId(), VolumeModifier.of(qos));
+        } catch (IllegalStateException | java.io.UncheckedIOException e) {
+            log.error("--watch-kubernetes is on, but the watch cannot start, and is left off: {}. A VolumeAttributesClass"
+                    + " change made through another node's plugin will not reach this node's volumes until this plugin"
+                    + " restarts with an API server it can reach", e.getMessage());
+            return () -> { };
+        }
         watcher.start();
         return watcher;
     }

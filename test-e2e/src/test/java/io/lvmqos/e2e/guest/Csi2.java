@@ -66,6 +66,15 @@ final class Csi2 {
         return staging;
     }
 
+    /** Stages a volume where kubelet would, in a directory named after its LV; the caller unstages it. */
+    static Path stageByLvName(CsiClient client, String volumeId, Csi.VolumeCapability capability) {
+        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io")
+                .resolve(lvName(volumeId)).resolve("globalmount");
+        client.node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volumeId)
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+        return staging;
+    }
+
     /** Deletes what a test made: its snapshots first, then its volumes. */
     static void deleteAll(CsiClient client, List<String> snapshots, List<String> volumes) {
         snapshots.forEach(id -> client.controller().deleteSnapshot(

@@ -110,11 +110,7 @@ public class PublishCostCheck {
     }
 
     private Path stage(String volumeId, Csi.VolumeCapability capability) {
-        Path staging = GuestDriver.KUBELET.resolve("plugins/kubernetes.io/csi/lvmqos.csi.io")
-                .resolve(Csi2.lvName(volumeId)).resolve("globalmount");
-        client.node().nodeStageVolume(Csi.NodeStageVolumeRequest.newBuilder().setVolumeId(volumeId)
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
-        return staging;
+        return Csi2.stageByLvName(client, volumeId, capability);
     }
 
     /** As kubelet asks: the pod's uid, name and namespace in the volume context. */

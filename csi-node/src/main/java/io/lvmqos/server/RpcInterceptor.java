@@ -40,8 +40,18 @@ final class RpcInterceptor implements ServerInterceptor {
         ServerCall<Q, R> logged = new SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
-                RpcMetrics.shared().record(method, status.getCode(), System.nanoTime() - started);
-                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                long nanos = System.nanoTime() - started;
+                try {
+                    // answered first, logged after: the client need not wait for the log line's write
+                    super.close(status, trailers);
+                } finally {
+                    logged(status, nanos);
+                }
+            }
+
+            private void logged(Status status, long nanos) {
+                RpcMetrics.shared().record(method, status.getCode(), nanos);
+                long millis = TimeUnit.NANOSECONDS.toMillis(nanos);
                 String line = "{} {} {} ms {}{}";
                 Object[] args = {method, record.subject, millis, status.getCode(),
                         status.isOk() ? "" : ": " + Echo.message(String.valueOf(status.getDescription()))};
@@ -52,7 +62,6 @@ final class RpcInterceptor implements ServerInterceptor {
                 } else {
                     log.info(line, args);
                 }
-                super.close(status, trailers);
             }
         };
         ServerCall.Listener<Q> listener = next.startCall(logged, headers);

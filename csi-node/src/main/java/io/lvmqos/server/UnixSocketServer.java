@@ -84,7 +84,8 @@ public final class UnixSocketServer implements AutoCloseable {
         // (the mount package's mount, umount2, open) or a process start pins the carrier, and on a one-CPU node
         // a single umount2 stuck on a stalled device then stalls every handler, Probe included.
         // The per-volume lock and the lvm bound end every wait at the caller's deadline, so the
-        // number of threads follows the calls in flight.
+        // number of threads follows the calls in flight. gRPC's own callbacks run on the event loop
+        // (a direct executor), and each call reaches its thread once, at its half-close (HandOffInterceptor).
         ExecutorService executor = Executors.newCachedThreadPool(Thread.ofPlatform().name("rpc-", 0).factory());
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(bound.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
@@ -93,10 +94,12 @@ public final class UnixSocketServer implements AutoCloseable {
                 // grpc asks TCP keepalive of every accepted connection; a unix socket has none, and Netty
                 // would log a warning per connection. A null value takes the option off again.
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-                .executor(executor);
+                .directExecutor();
         RpcInterceptor interceptor = new RpcInterceptor();
+        HandOffInterceptor handOff = new HandOffInterceptor(executor);
         for (BindableService service : services) {
-            builder.addService(ServerInterceptors.intercept(service, interceptor));
+            // the last is called first: the call is handed off outside, logged and mapped on the worker
+            builder.addService(ServerInterceptors.intercept(service, interceptor, handOff));
         }
         Server server = null;
         try {

@@ -1,12 +1,17 @@
 package io.lvmqos.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import csi.v1.Csi;
 import csi.v1.IdentityGrpc;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.netty.channel.EventLoopGroup;
@@ -21,7 +26,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,6 +93,90 @@ class UnixSocketServerTest {
         Path socket = dir.resolve("d".repeat(dirLength)).resolve("csi.sock");
         try (UnixSocketServer server = UnixSocketServer.start(socket, List.of(new ReadyIdentity()))) {
             assertTrue(probe(socket).getReady().getValue());
+        }
+    }
+
+    /**
+     * GetPluginInfo blocks until released, recording where and in what context it ran; Probe
+     * answers at once: a call stuck in its handler must leave the transport free for the others.
+     */
+    private static final class BlockingInfo extends IdentityGrpc.IdentityImplBase {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final CountDownLatch cancelled = new CountDownLatch(1);
+        final AtomicReference<String> thread = new AtomicReference<>();
+        final AtomicReference<Deadline> deadline = new AtomicReference<>();
+
+        @Override
+        public void getPluginInfo(Csi.GetPluginInfoRequest request, StreamObserver<Csi.GetPluginInfoResponse> reply) {
+            thread.set(Thread.currentThread().getName());
+            deadline.set(Context.current().getDeadline());
+            Context.current().addListener(context -> cancelled.countDown(), Runnable::run);
+            entered.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            reply.onNext(Csi.GetPluginInfoResponse.newBuilder().setName("blocking").build());
+            reply.onCompleted();
+        }
+
+        @Override
+        public void probe(Csi.ProbeRequest request, StreamObserver<Csi.ProbeResponse> reply) {
+            reply.onNext(Csi.ProbeResponse.newBuilder().setReady(com.google.protobuf.BoolValue.of(true)).build());
+            reply.onCompleted();
+        }
+    }
+
+    @Test
+    void aHandlerRunsOnAWorkerInItsCallsContextAndABlockedOneLeavesTheOthersAnswered() throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        BlockingInfo service = new BlockingInfo();
+        try (UnixSocketServer server = UnixSocketServer.start(socket, List.of(service));
+             Client client = new Client(socket)) {
+            var info = IdentityGrpc.newFutureStub(client.channel).withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .getPluginInfo(Csi.GetPluginInfoRequest.getDefaultInstance());
+            assertTrue(service.entered.await(30, TimeUnit.SECONDS), "the handler never ran");
+            assertTrue(service.thread.get().startsWith("rpc-"), "ran on " + service.thread.get());
+            assertNotNull(service.deadline.get(), "the client's deadline reaches the handler's context");
+            // the same connection, the same event loop: answered while the other call's handler blocks
+            assertTrue(IdentityGrpc.newBlockingStub(client.channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .probe(Csi.ProbeRequest.getDefaultInstance()).getReady().getValue());
+            service.release.countDown();
+            assertEquals("blocking", info.get(30, TimeUnit.SECONDS).getName());
+        }
+    }
+
+    @Test
+    void aCallWhoseDeadlinePassesCancelsItsHandlersContext() throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        BlockingInfo service = new BlockingInfo();
+        try (UnixSocketServer server = UnixSocketServer.start(socket, List.of(service));
+             Client client = new Client(socket)) {
+            StatusRuntimeException failed = assertThrows(StatusRuntimeException.class, () -> IdentityGrpc
+                    .newBlockingStub(client.channel).withDeadlineAfter(200, TimeUnit.MILLISECONDS)
+                    .getPluginInfo(Csi.GetPluginInfoRequest.getDefaultInstance()));
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, failed.getStatus().getCode());
+            assertTrue(service.cancelled.await(30, TimeUnit.SECONDS), "the handler's context was never cancelled");
+            service.release.countDown();
+        }
+    }
+
+    /** A client of the socket, as kubelet's: one channel on its own event loop. */
+    private static final class Client implements AutoCloseable {
+        private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        private final ManagedChannel channel;
+
+        Client(Path socket) {
+            channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                    .channelType(EpollDomainSocketChannel.class).eventLoopGroup(group).usePlaintext().build();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
     }
 

@@ -2,6 +2,8 @@ package io.lvmqos.mount;
 
 import io.lvmqos.errors.DriverException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.DirectoryStream;
 import java.nio.file.NoSuchFileException;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.IntSupplier;
 
 /**
@@ -39,6 +42,9 @@ public final class Beneath {
     static final long RESOLVE_NO_SYMLINKS = 0x04;
     static final long RESOLVE_BENEATH = 0x08;
     private static final int S_IFMT = 0170000;
+    static final int STATX_TYPE = 0x1;
+    /** stx_mode's offset in struct statx. */
+    static final int STX_MODE = 28;
     static final int S_IFDIR = 0040000;
     static final int S_IFREG = 0100000;
     static final int S_IFLNK = 0120000;
@@ -61,6 +67,11 @@ public final class Beneath {
     /** An open descriptor; O_PATH ones pin an inode without granting access to it. */
     public final class Fd implements AutoCloseable {
         private final int fd;
+        /**
+         * The unique id of the mount the descriptor is on, once read: a descriptor stays on the
+         * mount it was opened on whatever is mounted or unmounted around it later.
+         */
+        private OptionalLong uniqueMountId = OptionalLong.empty();
 
         private Fd(int fd) {
             this.fd = fd;
@@ -94,13 +105,38 @@ public final class Beneath {
             }
         }
 
-        /** The file type bits (S_IFMT) of what the descriptor is open on, a symlink included. */
+        /**
+         * The file type bits (S_IFMT) of what the descriptor is open on, a symlink included. The
+         * same statx(2) asks for the unique id of its mount (Linux 6.8+), which a pin reads next
+         * ({@link #uniqueMountId}).
+         */
         public int type() {
-            try {
-                return (Integer) Files.getAttribute(Path.of(procPath()), "unix:mode") & S_IFMT;
-            } catch (IOException e) {
-                throw DriverException.internal("cannot stat descriptor " + fd + ": " + e, e);
+            ByteBuffer statx = statx(STATX_TYPE | StatMount.STATX_MNT_ID_UNIQUE);
+            if ((statx.getInt(0) & StatMount.STATX_MNT_ID_UNIQUE) != 0) {
+                uniqueMountId = OptionalLong.of(statx.getLong(StatMount.STX_MNT_ID));
             }
+            return Short.toUnsignedInt(statx.getShort(STX_MODE)) & S_IFMT;
+        }
+
+        /** The unique id of the mount the descriptor is on (statx, STATX_MNT_ID_UNIQUE), read once. */
+        long uniqueMountId() {
+            if (uniqueMountId.isEmpty()) {
+                ByteBuffer statx = statx(StatMount.STATX_MNT_ID_UNIQUE);
+                if ((statx.getInt(0) & StatMount.STATX_MNT_ID_UNIQUE) == 0) {
+                    throw DriverException.internal("statx did not report a unique mount id (a kernel before 6.8)");
+                }
+                uniqueMountId = OptionalLong.of(statx.getLong(StatMount.STX_MNT_ID));
+            }
+            return uniqueMountId.getAsLong();
+        }
+
+        /** statx(2) of the descriptor itself (not following a symlink it is open on): struct statx. */
+        private ByteBuffer statx(int mask) {
+            byte[] buf = new byte[StatMount.STATX_SIZE];
+            if (libc.statx(fd, "", StatMount.AT_EMPTY_PATH | StatMount.AT_SYMLINK_NOFOLLOW, mask, buf) != 0) {
+                throw ErrnoStatus.failure("statx of descriptor " + fd, lastError.getAsInt());
+            }
+            return ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder());
         }
 
         /** fstatfs(2) of the filesystem the descriptor is on; INTERNAL with the errno when it fails. */
@@ -116,6 +152,11 @@ public final class Beneath {
         public void close() {
             libc.close(fd);
         }
+    }
+
+    /** A descriptor opened elsewhere, closed with the {@link Fd}. */
+    Fd adopt(int fd) {
+        return new Fd(fd);
     }
 
     /** The directory a path's last name is in, opened, and that name. */
@@ -162,21 +203,38 @@ public final class Beneath {
     /** Opens the directory {@code path}'s last name is in, walking from the root. */
     public Parent parent(Path path) {
         List<String> names = names(path);
+        Fd dir = walk(names.subList(0, names.size() - 1), path, false);
+        return new Parent(dir, names.getLast());
+    }
+
+    /**
+     * The directory {@code names} lead to below the root: as much of it as one openat2 reaches
+     * ({@link #deepestAtOnce}), the rest one name at a time, each made first (mode 0750) if
+     * {@code create} and missing. The walk fails on a symlink, a name that is not a directory, or
+     * (unless {@code create}) a missing name, naming it.
+     */
+    private Fd walk(List<String> names, Path whole, boolean create) {
         Fd dir = openRoot();
         try {
-            Optional<Fd> direct = openDirectoryAtOnce(dir, names.subList(0, names.size() - 1));
-            if (direct.isPresent()) {
+            int reached = 0;
+            Optional<Reached> atOnce = deepestAtOnce(dir, names);
+            if (atOnce.isPresent()) {
                 dir.close();
-                return new Parent(direct.get(), names.getLast());
+                dir = atOnce.get().dir();
+                reached = atOnce.get().names();
             }
             Path walked = root;
-            for (String name : names.subList(0, names.size() - 1)) {
+            for (String name : names.subList(0, reached)) {
                 walked = walked.resolve(name);
-                Fd next = openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, path);
+            }
+            for (String name : names.subList(reached, names.size())) {
+                walked = walked.resolve(name);
+                Fd next = create ? openOrCreate(dir, name, walked, whole)
+                        : openName(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, walked, whole);
                 dir.close();
                 dir = next;
             }
-            return new Parent(dir, names.getLast());
+            return dir;
         } catch (RuntimeException e) {
             dir.close();
             throw e;
@@ -184,25 +242,26 @@ public final class Beneath {
     }
 
     /**
-     * Whether {@code dir} is a directory below the root reached without a symlink, told by one
-     * openat2 call; false when that cannot be told at once (no openat2, a missing or swapped
-     * name, a symlink), which the caller then finds out name by name.
+     * How many of {@code dir}'s names below the root lead, all of them directories and none a
+     * symlink, to a directory that one openat2 reaches ({@link #deepestAtOnce}): all of them, or
+     * fewer where the last ones are missing, or none when that cannot be told at once (no openat2,
+     * a symlink, a swapped name), which the caller then finds out name by name.
      */
-    public boolean isDirectoryAtOnce(Path dir) {
+    public int directoriesAtOnce(Path dir) {
         List<String> names = names(dir);
         if (noOpenat2) {
-            return false;
+            return 0;
         }
         Fd top;
         try {
             top = openRoot();
         } catch (DriverException noRoot) {
-            return false; // the name-by-name look says what is missing
+            return 0; // the name-by-name look says what is missing
         }
         try (top) {
-            Optional<Fd> opened = openDirectoryAtOnce(top, names);
-            opened.ifPresent(Fd::close);
-            return opened.isPresent();
+            Optional<Reached> opened = deepestAtOnce(top, names);
+            opened.ifPresent(reached -> reached.dir().close());
+            return opened.map(Reached::names).orElse(0);
         }
     }
 
@@ -294,29 +353,42 @@ public final class Beneath {
         }
     }
 
+    /** A directory opened at once, and how many names below the root it is. */
+    private record Reached(Fd dir, int names) {
+    }
+
+    /** How many names shorter than a whole path a missing name lets {@link #deepestAtOnce} try. */
+    static final int SHORTER_TRIES = 2;
+
     /**
      * The directory that {@code names} lead to below {@code dir}, opened by one openat2(2) of the
      * relative path they make: RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS refuse for the whole path at
      * once what the walk refuses one name at a time (a symlink, a magic link, a way out of the
      * directory), so it reaches the directory the walk would reach, in one system call instead of
      * two per name. Under user-mode Linux, where every system call traps to the host, that is most
-     * of a publish's walks. Empty when there is nothing to resolve, when the kernel has no openat2,
-     * and when the call fails for any reason (a missing name, a symlink, a rename racing the
-     * resolution, which openat2 answers with EAGAIN): the caller then walks one name at a time,
+     * of a publish's walks. When a name on the way is missing (ENOENT), as a publish's
+     * {@code <pv>} directory is when its caller has not made it, the path one and then two names
+     * shorter is tried, so that the walk after it has the missing names only to look at or make.
+     * Empty when there is nothing to resolve, when the kernel has no openat2, and when no try
+     * succeeds or one fails for any other reason (a symlink, a rename racing the resolution,
+     * which openat2 answers with EAGAIN): the caller then walks one name at a time from the top,
      * which fails, or creates, with the error that names the component.
      */
-    private Optional<Fd> openDirectoryAtOnce(Fd dir, List<String> names) {
-        if (names.isEmpty() || noOpenat2) {
-            return Optional.empty();
-        }
-        long[] how = {O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        int fd = (int) libc.syscall(SYS_OPENAT2, dir.number(), String.join("/", names), how, 24L);
-        if (fd >= 0) {
-            return Optional.of(new Fd(fd));
-        }
-        if (lastError.getAsInt() == Errno.ENOSYS.intValue()) {
-            noOpenat2 = true;
+    private Optional<Reached> deepestAtOnce(Fd dir, List<String> names) {
+        for (int count = names.size(); count > 0 && count >= names.size() - SHORTER_TRIES && !noOpenat2; count--) {
+            long[] how = {O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+            int fd = (int) libc.syscall(SYS_OPENAT2, dir.number(), String.join("/", names.subList(0, count)), how, 24L);
+            if (fd >= 0) {
+                return Optional.of(new Reached(new Fd(fd), count));
+            }
+            int errno = lastError.getAsInt();
+            if (errno == Errno.ENOSYS.intValue()) {
+                noOpenat2 = true;
+            }
+            if (errno != Errno.ENOENT.intValue()) {
+                break;
+            }
         }
         return Optional.empty();
     }
@@ -381,24 +453,7 @@ public final class Beneath {
 
     /** mkdir -p, one level at a time relative to the directory above (mode 0750). */
     public void createDirectories(Path path) {
-        List<String> names = names(path);
-        Fd dir = openRoot();
-        try {
-            Optional<Fd> there = openDirectoryAtOnce(dir, names);
-            if (there.isPresent()) {
-                there.get().close();
-                return;
-            }
-            Path walked = root;
-            for (String name : names) {
-                walked = walked.resolve(name);
-                Fd next = openOrCreate(dir, name, walked, path);
-                dir.close();
-                dir = next;
-            }
-        } finally {
-            dir.close();
-        }
+        walk(names(path), path, true).close();
     }
 
     /**
@@ -408,21 +463,8 @@ public final class Beneath {
      */
     public Parent createDirectoryIn(Path path) {
         List<String> names = names(path);
-        Fd dir = openRoot();
+        Fd dir = walk(names.subList(0, names.size() - 1), path, true);
         try {
-            Optional<Fd> direct = openDirectoryAtOnce(dir, names.subList(0, names.size() - 1));
-            if (direct.isPresent()) {
-                dir.close();
-                dir = direct.get();
-            } else {
-                Path walked = root;
-                for (String name : names.subList(0, names.size() - 1)) {
-                    walked = walked.resolve(name);
-                    Fd next = openOrCreate(dir, name, walked, path);
-                    dir.close();
-                    dir = next;
-                }
-            }
             makeDirectory(dir, names.getLast(), path);
             return new Parent(dir, names.getLast());
         } catch (RuntimeException e) {

@@ -123,12 +123,14 @@ public final class KubeletPaths {
         Path current = realRoot;
         Path toLookAt = relative;
         int left = relative.getNameCount();
-        // one openat2 answers for the directories above the last name where they are all there:
-        // only the last name is then looked at (a publish checks two paths of six or seven names)
-        if (left > 1 && beneath.isDirectoryAtOnce(realRoot.resolve(relative).getParent())) {
-            current = realRoot.resolve(relative).getParent();
-            toLookAt = relative.getFileName();
-            left = 1;
+        // one openat2 answers for the directories above the last name where they are there: only
+        // the names after them are then looked at (a publish checks two paths of six or seven
+        // names, and its target's <pv> directory may be missing yet)
+        int atOnce = left > 1 ? beneath.directoriesAtOnce(realRoot.resolve(relative).getParent()) : 0;
+        if (atOnce > 0) {
+            current = realRoot.resolve(relative.subpath(0, atOnce));
+            toLookAt = relative.subpath(atOnce, left);
+            left -= atOnce;
         }
         for (Path name : toLookAt) {
             current = current.resolve(name);

@@ -49,7 +49,7 @@ public final class MountTable {
      * one numbering with each other.
      */
     long idOf(Beneath.Fd fd) {
-        return statMount.isPresent() ? statMount.get().uniqueId(fd.number()) : fd.mountId();
+        return statMount.isPresent() ? fd.uniqueMountId() : fd.mountId();
     }
 
     /**

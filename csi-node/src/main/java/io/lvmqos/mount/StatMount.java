@@ -86,12 +86,12 @@ public final class StatMount {
 
         private static Optional<StatMount> probe() {
             StatMount candidate = new StatMount(NativeLibC.libc(), NativeLibC.lastError());
-            int fd = candidate.libc.open("/", Beneath.O_PATH | Beneath.O_DIRECTORY | Beneath.O_CLOEXEC);
-            if (fd < 0) {
+            int top = candidate.libc.open("/", Beneath.O_PATH | Beneath.O_DIRECTORY | Beneath.O_CLOEXEC);
+            if (top < 0) {
                 return Optional.empty();
             }
-            try {
-                long id = candidate.uniqueId(fd);
+            try (Beneath.Fd fd = new Beneath(candidate.libc, candidate.lastError, Path.of("/")).adopt(top)) {
+                long id = fd.uniqueMountId();
                 Optional<Found> root = candidate.byId(id);
                 if (root.isPresent() && !root.get().entry().source().equals("none")) {
                     log.debug("mounts are looked up by unique id with statmount(2)");
@@ -100,8 +100,6 @@ public final class StatMount {
             } catch (RuntimeException unsupported) {
                 log.info("mounts are looked up in /proc/self/mountinfo: statx/statmount by unique mount id is not"
                         + " available here ({})", unsupported.getMessage());
-            } finally {
-                candidate.libc.close(fd);
             }
             return Optional.empty();
         }
@@ -116,19 +114,6 @@ public final class StatMount {
             return Optional.empty();
         }
         return Holder.SYSTEM;
-    }
-
-    /** The unique id of the mount descriptor {@code fd} is on (statx, STATX_MNT_ID_UNIQUE). */
-    long uniqueId(int fd) {
-        byte[] buf = new byte[STATX_SIZE];
-        if (libc.statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, buf) != 0) {
-            throw ErrnoStatus.failure("statx of descriptor " + fd, lastError.getAsInt());
-        }
-        ByteBuffer b = ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder());
-        if ((b.getInt(0) & STATX_MNT_ID_UNIQUE) == 0) {
-            throw DriverException.internal("statx did not report a unique mount id (a kernel before 6.8)");
-        }
-        return b.getLong(STX_MNT_ID);
     }
 
     /** The mount with this unique id in this process's mount namespace; empty when there is none (any more). */

@@ -114,8 +114,21 @@ class BeneathTest {
         Path target = kubelet.resolve("pods/uid/volumes/kubernetes.io~csi/pv/mount");
 
         beneath.createDirectoryIn(target).close();
-        assertEquals(1 + 5 * 2, openat2Calls.getAndSet(0), "nothing there: one try, then the walk opens each of the five names"
-                + " twice, before and after it makes it");
+        assertEquals(1 + Beneath.SHORTER_TRIES + 5 * 2, openat2Calls.getAndSet(0), "nothing there: the whole, then"
+                + " shorter tries, then the walk opens each of the five names twice, before and after it makes it");
+        Files.delete(target);
+        Files.delete(target.getParent());
+        beneath.createDirectoryIn(target).close();
+        assertEquals(2 + 2, openat2Calls.getAndSet(0), "the <pv> directory missing: the whole, then one name shorter,"
+                + " then that one name opened before and after it is made");
+        assertTrue(Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS));
+        Files.delete(target);
+        Files.delete(target.getParent());
+        var missing = assertThrows(DriverException.NotFound.class, () -> beneath.parent(target));
+        assertTrue(missing.getMessage().startsWith(target.getParent() + " does not exist"), missing.getMessage());
+        assertEquals(3, openat2Calls.getAndSet(0), "the whole, one name shorter, then the missing name");
+        beneath.createDirectoryIn(target).close();
+        openat2Calls.set(0);
         try (Beneath.Parent parent = beneath.parent(target)) {
             assertEquals(1, openat2Calls.getAndSet(0));
             assertEquals(Optional.of(target.getParent()), parent.dir().currentPath());

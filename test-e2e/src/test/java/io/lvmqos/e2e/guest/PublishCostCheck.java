@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * a container cgroup below it), every other one with a write limit; the last one, with
  * {@code writeBPS: 4Mi}, is published into one more pod and unpublished again, {@value #ROUNDS}
  * rounds after {@value #WARMUP} warm-up ones, each to a fresh target whose volume directory goes
- * with its unpublish, as kubelet's does. The driver runs as deployed: deploy/jvm.options, info
+ * with its unpublish, as kubelet's does; each round ends in a NodeGetCapabilities call, which does no
+ * work, so its time is what any call costs the client in this guest. The driver runs as deployed: deploy/jvm.options, info
  * logging (one line per call) to a file.
  *
  * <p>Then, with the rounds done, {@code strace -c -f} is attached to every thread of the driver
@@ -134,6 +135,7 @@ public class PublishCostCheck {
         private final Pod pod;
         private final List<Long> publishNanos = new ArrayList<>();
         private final List<Long> unpublishNanos = new ArrayList<>();
+        private final List<Long> capabilitiesNanos = new ArrayList<>();
         private int next;
 
         Rounds(String volumeId, Path staging, Csi.VolumeCapability capability) throws IOException {
@@ -155,9 +157,13 @@ public class PublishCostCheck {
             long t1 = System.nanoTime();
             unpublishAt(target);
             long t2 = System.nanoTime();
+            // the floor under both: a call that does no work, over the same channel, the same way
+            client.node().nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest.getDefaultInstance());
+            long t3 = System.nanoTime();
             if (record) {
                 publishNanos.add(t1 - t0);
                 unpublishNanos.add(t2 - t1);
+                capabilitiesNanos.add(t3 - t2);
             }
         }
 
@@ -298,12 +304,14 @@ public class PublishCostCheck {
                 .append(", 1 CPU), cgroup v2. ").append(published).append(" thin 16 MiB ext4 volumes staged, ")
                 .append(OTHERS).append(" published into pods of their own; the measured one (`writeBPS: 4Mi`) ")
                 .append("published and unpublished ").append(ROUNDS).append(" rounds after ").append(WARMUP)
-                .append(" warm-up ones into one more pod, a fresh target each round. Driver as deployed ")
+                .append(" warm-up ones into one more pod, a fresh target each round, each round ending in a ")
+                .append("NodeGetCapabilities call. Driver as deployed ")
                 .append("(deploy/jvm.options, info log to a file); client: grpc-java over the unix socket in ")
                 .append("another JVM of the guest, one channel, a blocking stub per call.\n\n")
                 .append("| ms | p50 | p90 | p99 |\n|---|---|---|---|\n")
                 .append(row("**NodePublishVolume, client side**", millis(rounds.publishNanos)))
                 .append(row("NodeUnpublishVolume, client side", millis(rounds.unpublishNanos)))
+                .append(row("NodeGetCapabilities, client side (no work: the floor of any call)", millis(rounds.capabilitiesNanos)))
                 .append(row("NodePublishVolume, the driver's log (whole ms)", PublishReport.serverSide(log, "NodePublishVolume", ROUNDS)))
                 .append(row("NodeUnpublishVolume, the driver's log (whole ms)", PublishReport.serverSide(log, "NodeUnpublishVolume", ROUNDS)))
                 .append("\nSystem calls of the driver, every thread, in windows of one call each (").append(TRACED)

@@ -54,12 +54,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *
  * <p>Which flush points: {@value #STATES_ENV} {@code all}, or a number: the last point, and a seeded
  * sample of the rest, half of it among points that end a stretch writing lvm's metadata area (below
- * the PV's first extent). The seed ({@value #SEED_ENV}) chooses the workload's values and order too.
+ * the PV's first extent); or {@code at:} and the log entries a failed run named, with its seed. The seed ({@value #SEED_ENV}) chooses the workload's values and order too.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 public class CrashStatesCheck {
     static final String SEED_ENV = "LVMQOS_CRASH_SEED";
     static final String STATES_ENV = "LVMQOS_CRASH_STATES";
+    /** {@value #STATES_ENV} {@code at:380,381}: exactly those flush points (log entries). */
+    static final String AT = "at:";
     static final String REPORT = "crash-report";
     private static final String DATA = "/dev/ubda";
     private static final String LOG = "/dev/ubdb";
@@ -116,6 +118,7 @@ public class CrashStatesCheck {
             Sample sample = sample(log, steps.marks().get("d0"), peStart);
             System.out.println("crash states: " + sample);
             int replayed = 0;
+            List<Integer> failedPoints = new ArrayList<>();
             for (int point : sample.points()) {
                 log.replay(replayed, point + 1, scratch);
                 scratch.force(true);
@@ -130,6 +133,7 @@ public class CrashStatesCheck {
                 } catch (AssertionError | Exception e) {
                     String what = "state at log entry " + point + " (" + steps.at(point) + "): " + e;
                     failed.add(what);
+                    failedPoints.add(point);
                     System.out.println("FAILED " + what);
                 } finally {
                     tearDownState();
@@ -137,7 +141,9 @@ public class CrashStatesCheck {
                 checked++;
             }
             String report = String.format("crash states: %d checked, %d needed repair, %d failed (seed %d, %s)",
-                    checked, repaired, failed.size(), seed, sample);
+                    checked, repaired, failed.size(), seed, sample)
+                    + (failedPoints.isEmpty() ? "" : "; replay the failed ones with -Dcrash.seed=" + seed
+                    + " -Dcrash.states=" + AT + failedPoints.stream().map(String::valueOf).collect(Collectors.joining(",")));
             System.out.println(report);
             Files.writeString(GuestEnv.outDir().resolve(REPORT), report + "\n");
         }
@@ -201,6 +207,14 @@ public class CrashStatesCheck {
         if (wanted.equals("all")) {
             points.addAll(metadata);
             points.addAll(other);
+        } else if (wanted.startsWith(AT)) {
+            // the states a failed run named ("state at log entry N"), replayed with its seed
+            for (String entry : wanted.substring(AT.length()).split(",")) {
+                int point = Integer.parseInt(entry.strip());
+                assertTrue(metadata.contains(point) || other.contains(point),
+                        "log entry " + point + " is no flush point after set-up of this seed's log");
+                points.add(point);
+            }
         } else {
             int n = Integer.parseInt(wanted);
             Random random = new Random(seed);
@@ -220,7 +234,7 @@ public class CrashStatesCheck {
             }
         }
         return new Sample(List.copyOf(points), total, metadata.size(),
-                wanted.equals("all") ? "all" : "sample of " + wanted + " with seed " + seed);
+                wanted.equals("all") || wanted.startsWith(AT) ? wanted : "sample of " + wanted + " with seed " + seed);
     }
 
     /**

@@ -16,8 +16,8 @@ import org.junit.jupiter.api.TestFactory;
  * volume group sits on a dm-log-writes device runs a seeded workload through the driver, then
  * replays the log to sampled flush points and checks what the driver and lvm make of each.
  *
- * <p>System properties: {@code crash.states} ({@code all}, how many flush points, or {@code at:} and the
- * log entries a failed run named; 6 by default,
+ * <p>System properties: {@code crash.states} ({@code all}, how many flush points, or {@code step:N}, every
+ * point while step N of the seed's workload was in flight; 6 by default,
  * which keeps the run within a few minutes) and {@code crash.seed} (the seed a failed run printed, to
  * replay the same workload and the same sample; a fresh one each run by default).
  */
@@ -45,8 +45,8 @@ class CrashStatesIT {
                 .env("LVMQOS_CRASH_SEED", Long.toString(seed))
                 .env("LVMQOS_CRASH_STATES", states)
                 // about 20 s a state on a loaded 2-core host, twice that allowed; 143 flush points in the runs so far
-                .timeout(Duration.ofMinutes(4).plusSeconds(40L * (all ? 300 : states.startsWith("at:")
-                        ? states.split(",").length : Integer.parseInt(states)))),
+                .timeout(Duration.ofMinutes(4).plusSeconds(40L * (all ? 300 : states.startsWith("step:")
+                        ? 60 : Integer.parseInt(states)))),
                 CrashStatesCheck.class);
         report.printOutFile("crash-report", "");
         return GuestJUnit.dynamicTests(report);

@@ -54,14 +54,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *
  * <p>Which flush points: {@value #STATES_ENV} {@code all}, or a number: the last point, and a seeded
  * sample of the rest, half of it among points that end a stretch writing lvm's metadata area (below
- * the PV's first extent); or {@code at:} and the log entries a failed run named, with its seed. The seed ({@value #SEED_ENV}) chooses the workload's values and order too.
+ * the PV's first extent); or {@code step:N}, every point while step N was in flight (with the seed of
+ * the run that failed there: a seed's steps are the same each run, its log's entries are not). The
+ * seed ({@value #SEED_ENV}) chooses the workload's values and order too.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 public class CrashStatesCheck {
     static final String SEED_ENV = "LVMQOS_CRASH_SEED";
     static final String STATES_ENV = "LVMQOS_CRASH_STATES";
-    /** {@value #STATES_ENV} {@code at:380,381}: exactly those flush points (log entries). */
-    static final String AT = "at:";
+    /** {@value #STATES_ENV} {@code step:8}: every flush point while step 8 was in flight. */
+    static final String IN_FLIGHT = "step:";
     static final String REPORT = "crash-report";
     private static final String DATA = "/dev/ubda";
     private static final String LOG = "/dev/ubdb";
@@ -115,10 +117,10 @@ public class CrashStatesCheck {
         try (WriteLog log = WriteLog.open(Path.of(LOG));
              FileChannel scratch = FileChannel.open(Path.of(SCRATCH), StandardOpenOption.WRITE)) {
             Steps steps = Steps.of(log, lvsAfter.size());
-            Sample sample = sample(log, steps.marks().get("d0"), peStart);
+            Sample sample = sample(log, steps, peStart);
             System.out.println("crash states: " + sample);
             int replayed = 0;
-            List<Integer> failedPoints = new ArrayList<>();
+            Set<Integer> failedSteps = new TreeSet<>();
             for (int point : sample.points()) {
                 log.replay(replayed, point + 1, scratch);
                 scratch.force(true);
@@ -133,7 +135,7 @@ public class CrashStatesCheck {
                 } catch (AssertionError | Exception e) {
                     String what = "state at log entry " + point + " (" + steps.at(point) + "): " + e;
                     failed.add(what);
-                    failedPoints.add(point);
+                    steps.at(point).inFlight().ifPresent(failedSteps::add);
                     System.out.println("FAILED " + what);
                 } finally {
                     tearDownState();
@@ -142,8 +144,8 @@ public class CrashStatesCheck {
             }
             String report = String.format("crash states: %d checked, %d needed repair, %d failed (seed %d, %s)",
                     checked, repaired, failed.size(), seed, sample)
-                    + (failedPoints.isEmpty() ? "" : "; replay the failed ones with -Dcrash.seed=" + seed
-                    + " -Dcrash.states=" + AT + failedPoints.stream().map(String::valueOf).collect(Collectors.joining(",")));
+                    + failedSteps.stream().map(step -> "; replay step " + step + "'s states with -Dcrash.seed=" + seed
+                    + " -Dcrash.states=" + IN_FLIGHT + step).collect(Collectors.joining());
             System.out.println(report);
             Files.writeString(GuestEnv.outDir().resolve(REPORT), report + "\n");
         }
@@ -188,7 +190,8 @@ public class CrashStatesCheck {
         }
     }
 
-    private Sample sample(WriteLog log, int after, long peStart) {
+    private Sample sample(WriteLog log, Steps steps, long peStart) {
+        int after = steps.marks().get("d0");
         List<Integer> metadata = new ArrayList<>();
         List<Integer> other = new ArrayList<>();
         boolean touchedMetadata = false;
@@ -207,14 +210,14 @@ public class CrashStatesCheck {
         if (wanted.equals("all")) {
             points.addAll(metadata);
             points.addAll(other);
-        } else if (wanted.startsWith(AT)) {
-            // the states a failed run named ("state at log entry N"), replayed with its seed
-            for (String entry : wanted.substring(AT.length()).split(",")) {
-                int point = Integer.parseInt(entry.strip());
-                assertTrue(metadata.contains(point) || other.contains(point),
-                        "log entry " + point + " is no flush point after set-up of this seed's log");
-                points.add(point);
-            }
+        } else if (wanted.startsWith(IN_FLIGHT)) {
+            // every point while one step was in flight: the write log's entries differ from run to
+            // run, but a seed's steps do not, so this replays the states a failed run named by step
+            int step = Integer.parseInt(wanted.substring(IN_FLIGHT.length()).strip());
+            Stream.concat(metadata.stream(), other.stream())
+                    .filter(point -> steps.at(point).inFlight().equals(Optional.of(step)))
+                    .forEach(points::add);
+            assertTrue(!points.isEmpty(), "no flush point of this seed's log has step " + step + " in flight");
         } else {
             int n = Integer.parseInt(wanted);
             Random random = new Random(seed);
@@ -234,7 +237,7 @@ public class CrashStatesCheck {
             }
         }
         return new Sample(List.copyOf(points), total, metadata.size(),
-                wanted.equals("all") || wanted.startsWith(AT) ? wanted : "sample of " + wanted + " with seed " + seed);
+                wanted.equals("all") || wanted.startsWith(IN_FLIGHT) ? wanted : "sample of " + wanted + " with seed " + seed);
     }
 
     /**

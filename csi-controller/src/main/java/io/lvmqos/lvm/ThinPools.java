@@ -164,16 +164,7 @@ public final class ThinPools {
             if (!pool.active()) {
                 continue;
             }
-            // as in queued: lvs can call a pool active whose kernel target is not there (after a power
-            // cut, on a retried create: CrashStatesIT, every flush point, 2026-12-07); with no target
-            // nothing in the kernel is half sent, and lvm's activation of the pool sends what it queued
-            Optional<Long> loaded = transactionIdIfLoaded(volumeGroup, pool.pool());
-            if (loaded.isEmpty()) {
-                log.info("thin pool {}/{} has no kernel target though lvs calls it active; nothing to finish ({})",
-                        volumeGroup, pool.pool(), cause);
-                continue;
-            }
-            long kernelTransaction = loaded.get();
+            long kernelTransaction = transactionId(volumeGroup, pool.pool());
             if (HalfSentPoolChange.whyNotOneChangeBehind(pool, kernelTransaction).isPresent()) {
                 continue;
             }

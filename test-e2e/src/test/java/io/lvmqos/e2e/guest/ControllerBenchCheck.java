@@ -11,7 +11,6 @@ import csi.v1.ControllerGrpc;
 import csi.v1.Csi;
 import io.grpc.StatusRuntimeException;
 import io.lvmqos.e2e.CsiClient;
-import io.lvmqos.e2e.DriverProcess;
 import io.lvmqos.e2e.bench.BenchReport;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
@@ -102,41 +101,41 @@ public class ControllerBenchCheck {
         List<String> logging = List.of("-Dorg.slf4j.simpleLogger.log.io.lvmqos.exec.CommandRunner=debug",
                 "-Dorg.slf4j.simpleLogger.log.io.lvmqos.lvm.LvmShell=debug",
                 "-Dorg.slf4j.simpleLogger.showThreadName=true");
-        try (DriverProcess process = PublishBenchCheck.startDriver(log, logging)) {
-            try (CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {
-                LogTail tail = new LogTail(log);
-                Map<String, String> thin = Map.of("lvmType", "thin");
-                Map<String, String> linear = Map.of();
-                Measured lastThin = null;
-                Measured lastLinear = null;
-                for (int i = 0; i < WARMUP; i++) {
-                    lastThin = measure(client, tail, "warm-thin-" + i, thin, Optional.empty());
-                    lastLinear = measure(client, tail, "warm-linear-" + i, linear, Optional.empty());
-                }
-                List<Call[]> thinCalls = new ArrayList<>();
-                List<Call[]> linearCalls = new ArrayList<>();
-                // thin and linear alternated, so that both kinds see the same background load; the
-                // replay runs after the driver on even calls and before it on odd ones
-                for (int i = 0; i < CALLS; i++) {
-                    lastThin = measure(client, tail, "bench-thin-" + i, thin,
-                            i % 2 == 1 ? Optional.of(lastThin) : Optional.empty());
-                    lastLinear = measure(client, tail, "bench-linear-" + i, linear,
-                            i % 2 == 1 ? Optional.of(lastLinear) : Optional.empty());
-                    thinCalls.add(lastThin.calls());
-                    linearCalls.add(lastLinear.calls());
-                }
-                double[] spawn = spawnFloor();
-                Concurrent creates = concurrentCreates(client);
-                List<String> ids = completeCreates(client, creates);
-                Concurrent deletes = concurrentDeletes(client, ids);
-                completeDeletes(client, deletes, ids);
-                String leftover = GuestCommand.ok("lvm", "lvs", "--noheadings", "-o", "lv_name", GuestEnv.volumeGroup());
-                assertTrue(leftover.lines().map(String::strip).noneMatch(l -> l.startsWith("vol_")),
-                        "every benchmark volume was deleted: " + leftover);
-                String md = report(thinCalls, linearCalls, spawn, creates, deletes);
-                BenchReport.writeTo(GuestEnv.outDir(), REPORT, md);
+        try (GuestDriver driver = GuestDriver.start(GuestDriver.Options.standard().log(log).jvmFlags(logging)
+                .awaitingReady())) {
+            CsiClient client = driver.client();
+            LogTail tail = new LogTail(log);
+            Map<String, String> thin = Map.of("lvmType", "thin");
+            Map<String, String> linear = Map.of();
+            Measured lastThin = null;
+            Measured lastLinear = null;
+            for (int i = 0; i < WARMUP; i++) {
+                lastThin = measure(client, tail, "warm-thin-" + i, thin, Optional.empty());
+                lastLinear = measure(client, tail, "warm-linear-" + i, linear, Optional.empty());
             }
-            process.terminate(Duration.ofSeconds(20));
+            List<Call[]> thinCalls = new ArrayList<>();
+            List<Call[]> linearCalls = new ArrayList<>();
+            // thin and linear alternated, so that both kinds see the same background load; the
+            // replay runs after the driver on even calls and before it on odd ones
+            for (int i = 0; i < CALLS; i++) {
+                lastThin = measure(client, tail, "bench-thin-" + i, thin,
+                        i % 2 == 1 ? Optional.of(lastThin) : Optional.empty());
+                lastLinear = measure(client, tail, "bench-linear-" + i, linear,
+                        i % 2 == 1 ? Optional.of(lastLinear) : Optional.empty());
+                thinCalls.add(lastThin.calls());
+                linearCalls.add(lastLinear.calls());
+            }
+            double[] spawn = spawnFloor();
+            Concurrent creates = concurrentCreates(client);
+            List<String> ids = completeCreates(client, creates);
+            Concurrent deletes = concurrentDeletes(client, ids);
+            completeDeletes(client, deletes, ids);
+            String leftover = GuestCommand.ok("lvm", "lvs", "--noheadings", "-o", "lv_name", GuestEnv.volumeGroup());
+            assertTrue(leftover.lines().map(String::strip).noneMatch(l -> l.startsWith("vol_")),
+                    "every benchmark volume was deleted: " + leftover);
+            String md = report(thinCalls, linearCalls, spawn, creates, deletes);
+            BenchReport.writeTo(GuestEnv.outDir(), REPORT, md);
+            driver.process().terminate(Duration.ofSeconds(20));
         }
     }
 

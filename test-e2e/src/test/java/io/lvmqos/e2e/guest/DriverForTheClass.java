@@ -35,21 +35,18 @@ public final class DriverForTheClass implements BeforeAllCallback, AfterEachCall
     private enum Start { BEFORE_SET_UP, BY_SET_UP, BY_EACH_TEST }
 
     private final Start when;
-    private final String node;
-    private final Supplier<List<String>> prefix;
-    private final Supplier<List<String>> extraArgs;
+    /** Asked for when the driver starts: options may name guest paths ({@link GuestEnv}). */
+    private final Supplier<GuestDriver.Options> options;
     private GuestDriver driver;
 
     /** @param extraArgs the plugin's options beyond those every guest driver gets */
     public DriverForTheClass(String... extraArgs) {
-        this(Start.BEFORE_SET_UP, GuestDriver.NODE, List::of, () -> List.of(extraArgs));
+        this(Start.BEFORE_SET_UP, () -> GuestDriver.Options.standard().args(List.of(extraArgs)));
     }
 
-    private DriverForTheClass(Start when, String node, Supplier<List<String>> prefix, Supplier<List<String>> extraArgs) {
+    private DriverForTheClass(Start when, Supplier<GuestDriver.Options> options) {
         this.when = when;
-        this.node = node;
-        this.prefix = prefix;
-        this.extraArgs = extraArgs;
+        this.options = options;
     }
 
     /**
@@ -57,33 +54,33 @@ public final class DriverForTheClass implements BeforeAllCallback, AfterEachCall
      * starts: outside the guest the class is skipped, not failed in its static initializer.
      */
     public static DriverForTheClass withGuestArgs(Supplier<List<String>> extraArgs) {
-        return new DriverForTheClass(Start.BEFORE_SET_UP, GuestDriver.NODE, List::of, extraArgs);
+        return new DriverForTheClass(Start.BEFORE_SET_UP, () -> GuestDriver.Options.standard().args(extraArgs.get()));
     }
 
     /** The driver serving a node of another name than {@link GuestDriver#NODE}. */
     public DriverForTheClass as(String nodeName) {
-        return new DriverForTheClass(when, nodeName, prefix, extraArgs);
+        return new DriverForTheClass(when, () -> options.get().as(nodeName));
     }
 
     /** Started behind a command prefix, such as {@code unshare --mount} for its own mount namespace. */
     public DriverForTheClass behind(List<String> commandPrefix) {
         List<String> copy = List.copyOf(commandPrefix);
-        return new DriverForTheClass(when, node, () -> copy, extraArgs);
+        return new DriverForTheClass(when, () -> options.get().behind(copy));
     }
 
     /** A command prefix naming guest paths ({@link GuestEnv}), so asked for when the driver starts. */
     public DriverForTheClass behind(Supplier<List<String>> commandPrefix) {
-        return new DriverForTheClass(when, node, commandPrefix, extraArgs);
+        return new DriverForTheClass(when, () -> options.get().behind(commandPrefix.get()));
     }
 
     /** Started by the check's {@code @BeforeAll} calling {@link #start()}, closed after the class. */
     public DriverForTheClass startedBySetUp() {
-        return new DriverForTheClass(Start.BY_SET_UP, node, prefix, extraArgs);
+        return new DriverForTheClass(Start.BY_SET_UP, options);
     }
 
     /** Started by a test calling {@link #start()}, closed after each test. */
     public DriverForTheClass startedByEachTest() {
-        return new DriverForTheClass(Start.BY_EACH_TEST, node, prefix, extraArgs);
+        return new DriverForTheClass(Start.BY_EACH_TEST, options);
     }
 
     @Override
@@ -101,7 +98,7 @@ public final class DriverForTheClass implements BeforeAllCallback, AfterEachCall
      */
     public GuestDriver start() throws Exception {
         close();
-        driver = GuestDriver.launch(prefix.get(), node, extraArgs.get());
+        driver = GuestDriver.start(options.get());
         return driver;
     }
 

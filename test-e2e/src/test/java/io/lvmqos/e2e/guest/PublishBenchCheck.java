@@ -14,7 +14,6 @@ import io.lvmqos.cgroup.CgroupLimitsWriters;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.e2e.CsiClient;
-import io.lvmqos.e2e.DriverProcess;
 import io.lvmqos.e2e.bench.BenchReport;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
@@ -39,12 +38,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -82,10 +79,11 @@ public class PublishBenchCheck {
         assertEquals(CgroupMode.V2, GuestEnv.cgroupMode(), "the publish benchmark measures io.max: boot with cgroup v2");
         Path gcLog = GuestEnv.outDir().resolve("driver-publish-gc.log");
         Path driverLog = GuestEnv.outDir().resolve("driver-publish-bench.log");
-        try (DriverProcess driver = startDriver(driverLog, List.of("-Xlog:gc:file=" + gcLog,
-                // each call's steps and their times, one debug line per call
-                "-Dorg.slf4j.simpleLogger.log.io.lvmqos.node.NodeService=debug"));
-             CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {
+        try (GuestDriver driver = GuestDriver.start(GuestDriver.Options.standard().log(driverLog).awaitingReady()
+                .jvmFlags(List.of("-Xlog:gc:file=" + gcLog,
+                        // each call's steps and their times, one debug line per call
+                        "-Dorg.slf4j.simpleLogger.log.io.lvmqos.node.NodeService=debug")))) {
+            CsiClient client = driver.client();
             Csi.Volume volume = client.controller().createVolume(Csi2.create("bench-publish", 64 * MIB,
                     Map.of("writeBPS", "8Mi")).build()).getVolume();
             try {
@@ -107,7 +105,7 @@ public class PublishBenchCheck {
                         String gcDuringRounds = Files.readString(gcLog).substring((int) gcBefore);
                         String report = rounds.report(Files.readString(driverLog), gcDuringRounds);
                         // after the timed rounds: tracing and CPU accounting must not disturb them
-                        report += driverCostPerCall(driver.process().pid(), rounds);
+                        report += driverCostPerCall(driver.process().process().pid(), rounds);
                         BenchReport.writeTo(GuestEnv.outDir(), REPORT, report);
                     } finally {
                         GuestPods.remove(pod);
@@ -120,7 +118,7 @@ public class PublishBenchCheck {
                 client.controller().deleteVolume(Csi.DeleteVolumeRequest.newBuilder()
                         .setVolumeId(volume.getVolumeId()).build());
             }
-            driver.terminate(Duration.ofSeconds(20));
+            driver.process().terminate(Duration.ofSeconds(20));
         }
     }
 
@@ -195,50 +193,6 @@ public class PublishBenchCheck {
     private static Map<String, Long> traced(long pid, String name, Phase.Body body) throws Exception {
         Path summary = GuestEnv.outDir().resolve("strace-" + name.replaceAll("[^A-Za-z]+", "-") + ".txt");
         return GuestStrace.count(pid, summary, body::run);
-    }
-
-    /**
-     * The driver as {@link GuestDriver} starts it (shipped JVM flags, the guest's kubelet directory,
-     * cgroup root and volume groups), plus measuring flags of the caller's, and waits until Probe
-     * says ready.
-     */
-    static DriverProcess startDriver(Path log, List<String> extraJvmFlags) throws Exception {
-        return startDriver(log, extraJvmFlags, List.of());
-    }
-
-    /** As {@link #startDriver(Path, List)}, with more arguments for the driver (e.g. {@code --metrics-address}). */
-    static DriverProcess startDriver(Path log, List<String> extraJvmFlags, List<String> extraArgs) throws Exception {
-        GuestDriver.prepareKubeletDir();
-        List<String> flags = new ArrayList<>(DriverProcess.shippedJvmFlags());
-        flags.addAll(extraJvmFlags);
-        List<String> args = new ArrayList<>(List.of("--node-id", GuestDriver.NODE, "--kubelet-dir",
-                GuestDriver.KUBELET.toString(), "--cgroup-root", GuestEnv.cgroupRoot().toString()));
-        GuestEnv.volumeGroups().forEach(vg -> args.addAll(List.of("--volume-group", vg)));
-        if (!extraArgs.contains("--lvm-shell-dir") && !extraArgs.contains("--fork-lvm")) {
-            // as GuestDriver does: a guest's /tmp is the host's, where another guest's driver would take
-            // this one's lvm shell directory for abandoned and remove it mid-run
-            args.addAll(List.of("--lvm-shell-dir", GuestDriver.SHELL_DIR.toString()));
-        }
-        args.addAll(extraArgs);
-        Files.createDirectories(GuestDriver.SOCKET.getParent());
-        Files.deleteIfExists(GuestDriver.SOCKET);
-        DriverProcess process = DriverProcess.start(GuestDriver.SOCKET, log, flags, args.toArray(String[]::new));
-        try {
-            CsiClient.awaitSocket(GuestDriver.SOCKET, Duration.ofSeconds(120));
-            try (CsiClient client = CsiClient.connect(GuestDriver.SOCKET)) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-                while (!client.identity().probe(Csi.ProbeRequest.getDefaultInstance()).getReady().getValue()) {
-                    if (System.nanoTime() > deadline) {
-                        throw new AssertionError("the driver did not become ready within 120 s:\n" + process.log());
-                    }
-                    Thread.sleep(100);
-                }
-            }
-            return process;
-        } catch (Exception | AssertionError e) {
-            process.close();
-            throw e;
-        }
     }
 
     /** One round runs every variant once; {@code record} is false during the warm-up. */

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import csi.v1.Csi;
 import io.lvmqos.e2e.CsiClient;
-import io.lvmqos.e2e.DriverProcess;
 import io.lvmqos.e2e.bench.BenchReport;
 import io.lvmqos.e2e.guest.GuestPods.Pod;
 import io.lvmqos.e2e.guest.GuestPods.QosClass;
@@ -70,9 +69,8 @@ public class PublishCostCheck {
     void publishAsItsClientSeesItAndItsSystemCalls() throws Exception {
         assertEquals(CgroupMode.V2, GuestEnv.cgroupMode(), "the publish cost benchmark limits io.max: boot with cgroup v2");
         driverLog = GuestEnv.outDir().resolve("driver-publish-cost.log");
-        try (DriverProcess driver = PublishBenchCheck.startDriver(driverLog, List.of());
-             CsiClient connected = CsiClient.connect(GuestDriver.SOCKET)) {
-            client = connected;
+        try (GuestDriver driver = GuestDriver.start(GuestDriver.Options.standard().log(driverLog).awaitingReady())) {
+            client = driver.client();
             Csi.VolumeCapability capability = Csi2.mount();
             List<Path> others = new ArrayList<>();
             for (int i = 0; i < OTHERS; i++) {
@@ -94,7 +92,7 @@ public class PublishCostCheck {
             }
             String log = Files.readString(driverLog);
             Path timeline = GuestEnv.outDir().resolve(TIMELINE);
-            long pid = driver.process().pid();
+            long pid = driver.process().process().pid();
             Windows windows = new Windows();
             // one attach for all the traced calls: see GuestStrace.attach on why it is never detached earlier
             try (GuestStrace.Session trace = GuestStrace.attach(pid, timeline)) {

@@ -187,8 +187,10 @@ public class ScaleBenchCheck {
 
     private void start() throws Exception {
         driverLog = GuestEnv.outDir().resolve("driver-scale-" + (driverStarts++) + ".log");
-        driver = PublishBenchCheck.startDriver(driverLog, DRIVER_LOGGING, List.of("--metrics-address", METRICS));
-        client = CsiClient.connect(GuestDriver.SOCKET);
+        GuestDriver started = GuestDriver.start(GuestDriver.Options.standard().log(driverLog).jvmFlags(DRIVER_LOGGING)
+                .args(List.of("--metrics-address", METRICS)).awaitingReady());
+        driver = started.process();
+        client = started.client();
     }
 
     /** SIGTERM, then a new process; returns the milliseconds from its start to its first ready Probe. */

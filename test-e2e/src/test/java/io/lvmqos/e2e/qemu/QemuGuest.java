@@ -1,18 +1,11 @@
 package io.lvmqos.e2e.qemu;
 
-import io.lvmqos.e2e.uml.CgroupMode;
+import io.lvmqos.e2e.uml.Guest;
 import io.lvmqos.e2e.uml.GuestBuilder;
 import io.lvmqos.e2e.uml.GuestEnv;
 import io.lvmqos.e2e.uml.GuestHost;
 import io.lvmqos.e2e.uml.GuestProcess;
-import io.lvmqos.e2e.uml.GuestRun;
 import io.lvmqos.e2e.uml.GuestRunDir;
-import io.lvmqos.e2e.uml.GuestVerdict;
-import io.lvmqos.e2e.uml.UmlGuest.VolumeGroup;
-import io.lvmqos.e2e.uml.UmlGuestException;
-import io.lvmqos.e2e.uml.UmlGuestException.Failure;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,9 +20,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * A qemu guest for real-kernel tests that user-mode Linux cannot run: Debian's stock kernel (6.1 on
@@ -58,7 +49,7 @@ import org.junit.jupiter.api.Assumptions;
  *         .requireSuccess();
  * }</pre>
  */
-public final class QemuGuest {
+public final class QemuGuest extends Guest {
     /** The guest's memory, as qemu's {@code -m} takes it. */
     public static final String DEFAULT_MEMORY = "2G";
     /** qemu's throttle of each disk, in I/O operations per second (reads and writes together). */
@@ -77,7 +68,10 @@ public final class QemuGuest {
     public static final String ECHO_PROPERTY = "lvmqos.qemu.echo";
 
     // The kernel's command line, and so init's environment: init knows which kind of guest it runs in.
-    private static final String KIND = "qemu";
+    private static final String KIND_NAME = "qemu";
+    private static final Kind KIND = new Kind(KIND_NAME, SKIP_VARIABLE, "qemu guest tests",
+            "the guest acts on the host's /tmp and the run directory as the host user, and the test bed is proven"
+                    + " as root only", "modprobe", "/dev/vd", "LVMQOS_INIT=", ECHO_PROPERTY);
     private static final String QEMU = "qemu-system-x86_64";
     private static final Pattern CONTROLLER = Pattern.compile("[a-z_]+");
     // Host paths that reach qemu's option strings (split at ',') and the kernel's command line (split
@@ -93,40 +87,19 @@ public final class QemuGuest {
         }
     }
 
-    private final String name;
-    private final String memory;
     private final int cpus;
-    private final List<Long> diskSizes;
     private final int diskIops;
     private final Map<Integer, String> diskShapes;
-    private final List<VolumeGroup> volumeGroups;
-    private final CgroupMode cgroupMode;
-    private final String cgroupRoot;
     private final List<String> cgroupControllers;
-    private final List<String> extraModules;
-    private final String payload;
-    private final Map<String, String> environment;
-    private final Duration timeout;
-    private final boolean keepDisks;
     private final boolean systemd;
     private final Optional<Kernel> kernel;
 
     private QemuGuest(Builder builder, GuestBuilder.Settings settings) {
-        this.name = settings.name();
-        this.memory = settings.memory();
+        super(KIND, settings);
         this.cpus = builder.cpus;
-        this.diskSizes = settings.diskSizes();
         this.diskIops = builder.diskIops;
         this.diskShapes = Map.copyOf(builder.diskShapes);
-        this.volumeGroups = settings.volumeGroups();
-        this.cgroupMode = settings.cgroupMode();
-        this.cgroupRoot = settings.cgroupRoot();
         this.cgroupControllers = List.copyOf(builder.cgroupControllers);
-        this.extraModules = settings.extraModules();
-        this.payload = settings.payload();
-        this.environment = settings.environment();
-        this.timeout = settings.timeout();
-        this.keepDisks = settings.keepDisks();
         this.systemd = builder.systemd;
         this.kernel = builder.kernel.or(QemuGuest::chosenKernel);
     }
@@ -135,98 +108,39 @@ public final class QemuGuest {
         return new Builder();
     }
 
-    /**
-     * Boots the guest, runs the payload, and returns once the guest has powered off and qemu is gone.
-     *
-     * @throws UmlGuestException if the guest did not get as far as the payload's exit code, or the
-     *     payload outran the timeout
-     */
-    public GuestRun run() {
-        Kernel chosen = checkPrerequisites();
-        Path runDir = GuestRunDir.create(name);
-        GuestRunDir.prepare(runDir, diskSizes, parameters(runDir, chosen), payloadEnvironment());
-        long started = System.nanoTime();
-        GuestProcess qemu;
-        try {
-            qemu = GuestProcess.start(KIND, command(runDir, chosen), signature(runDir), runDir.resolve("console.log"),
-                    Boolean.getBoolean(ECHO_PROPERTY));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start " + QEMU, e);
-        }
-        boolean exited;
-        int linesBeforeDump = -1;
+    /** qemu's monitor serves the guest's requests (a disk's throttle changed mid-run) while it runs. */
+    @Override
+    protected Alongside alongside(Path runDir, GuestProcess qemu) {
         Thread monitorRequests = QemuMonitorRequests.serve(GuestRunDir.outDir(runDir), qemu::type);
-        try {
-            exited = qemu.awaitExit(timeout);
-            monitorRequests.interrupt();
-            if (!exited) {
-                linesBeforeDump = qemu.console().size();
-                dumpGuestTasks(qemu);
-            }
-        } finally {
-            monitorRequests.interrupt();
-            qemu.close(); // kills a guest that outran the timeout
-        }
-        int exitValue = exited ? qemu.exitValue() : -1;
-        List<String> console = qemu.console();
-        Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
-        List<String> ownConsole = linesBeforeDump < 0 ? console : console.subList(0, linesBeforeDump);
-        GuestRun run = GuestVerdict.of(new GuestVerdict.Ending(runDir, ownConsole, exited, exitValue, wallTime, timeout),
-                QEMU, "lvmqos_pick_qemu (scripts/qemu.sh; ./run-tests calls it) chooses a kernel that a probe boot"
-                        + " proved on this machine; see console.log");
-        if (!keepDisks) {
-            GuestRunDir.deleteDisks(runDir, diskSizes.size());
-        }
-        return run;
+        return monitorRequests::interrupt;
     }
 
     /**
-     * Asks a guest that outran its timeout to print its blocked tasks, its memory and every task's state
-     * (magic SysRq w, m, t) on its console, and waits until the console has been quiet for two seconds
-     * (at most 30), so that console.log shows where it hung. The console is qemu's serial port, muxed
-     * with its monitor on standard input: Ctrl-A b sends a break, which with the key after it is a SysRq
-     * to the kernel (enabled for every key by {@code sysrq_always_enabled}). Best effort: a guest whose
-     * kernel no longer answers prints nothing.
+     * The console is qemu's serial port, muxed with its monitor on standard input: Ctrl-A b sends a
+     * break, which with the key after it is a SysRq to the kernel (enabled for every key by
+     * {@code sysrq_always_enabled}).
      */
-    private static void dumpGuestTasks(GuestProcess qemu) {
-        try {
-            for (String key : List.of("w", "m", "t")) {
-                if (!qemu.type("\u0001b" + key)) {
-                    return;
-                }
-                TimeUnit.MILLISECONDS.sleep(500);
+    @Override
+    protected boolean askForTaskDump(Path runDir, GuestProcess qemu) throws InterruptedException {
+        for (String key : List.of("w", "m", "t")) {
+            if (!qemu.type("\u0001b" + key)) {
+                return false;
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            int lines = -1;
-            int quietSeconds = 0;
-            while (quietSeconds < 2 && System.nanoTime() < deadline) {
-                TimeUnit.SECONDS.sleep(1);
-                int now = qemu.console().size();
-                quietSeconds = now == lines ? quietSeconds + 1 : 0;
-                lines = now;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            TimeUnit.MILLISECONDS.sleep(500);
         }
+        return true;
     }
 
     /** Host processes of the guest that ran in {@code runDir} that are still alive: none, once {@link #run()} has ended. */
     public static List<ProcessHandle> processesOf(Path runDir) {
-        return GuestProcess.processesWith(signature(runDir));
+        return GuestProcess.processesWith(KIND.signature(runDir));
     }
 
     // --- the run ---
 
-    private Kernel checkPrerequisites() {
-        if ("1".equals(System.getenv(SKIP_VARIABLE))) {
-            Assumptions.abort(SKIP_VARIABLE + "=1: qemu guest tests skipped on purpose");
-        }
+    @Override
+    protected List<String> kernelProblems() {
         List<String> missing = new ArrayList<>();
-        if (!GuestHost.isRoot()) {
-            missing.add("not root: the guest acts on the host's /tmp and the run directory as the host user, and the"
-                    + " test bed is proven as root only; run as root, or set " + SKIP_VARIABLE + "=1 to skip these"
-                    + " tests explicitly");
-        }
         if (GuestHost.findOnPath(QEMU).isEmpty()) {
             missing.add(QEMU + " not found on PATH: apt-get install qemu-system-x86");
         }
@@ -249,42 +163,36 @@ public final class QemuGuest {
                 missing.add(k.modules() + ": a path a shell can take unquoted is needed (" + SAFE_PATH + ")");
             }
         }
-        missing.addAll(GuestHost.missingTools("modprobe", volumeGroups));
-        if (!missing.isEmpty()) {
-            throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
-        }
-        return kernel.orElseThrow();
+        return missing;
     }
 
-    /** What init reads from params.sh; the names init also exports come from {@link GuestEnv}. */
-    private Map<String, String> parameters(Path runDir, Kernel chosen) {
-        Map<String, String> params = GuestRunDir.layout(runDir,
-                IntStream.range(0, diskSizes.size()).mapToObj(QemuGuest::guestDevice).toList(), volumeGroups);
-        params.put(GuestEnv.CGROUP_MODE, cgroupMode.guestName());
-        params.put(GuestEnv.CGROUP_ROOT, cgroupRoot);
-        params.put("LVMQOS_CGROUP_CONTROLLERS", cgroupControllers.stream().map(c -> "+" + c).collect(Collectors.joining(" ")));
-        params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
-        params.put(MODULES_VARIABLE, chosen.modules().toString());
-        params.put("LVMQOS_PAYLOAD", payload);
-        return params;
+    /** What init reads from params.sh beside the common ones; the kernel was checked before. */
+    @Override
+    protected Map<String, String> kindParameters() {
+        return Map.of("LVMQOS_CGROUP_CONTROLLERS", cgroupControllers.stream().map(c -> "+" + c)
+                        .collect(Collectors.joining(" ")),
+                MODULES_VARIABLE, kernel.orElseThrow().modules().toString());
     }
 
     /** The test's variables, after what the guest's checks learn of qemu's throttle. */
-    private Map<String, String> payloadEnvironment() {
+    @Override
+    protected Map<String, String> payloadEnvironment() {
         Map<String, String> env = new LinkedHashMap<>();
         if (diskIops > 0) {
             env.put(GuestEnv.DISK_IOPS, Integer.toString(diskIops));
         }
-        env.putAll(environment);
-        return GuestRunDir.payloadEnvironment(env);
+        env.putAll(settings.environment());
+        return env;
     }
 
-    private List<String> command(Path runDir, Kernel chosen) {
+    @Override
+    protected List<String> command(Path runDir) {
+        Kernel chosen = kernel.orElseThrow();
         List<String> command = new ArrayList<>(List.of(
                 QEMU,
                 // No KVM on these machines: software emulation, one CPU.
                 "-accel", "tcg",
-                "-m", memory,
+                "-m", settings.memory(),
                 "-smp", Integer.toString(cpus),
                 // The serial console on this process's standard input and output; no display, no network.
                 "-nographic",
@@ -300,7 +208,7 @@ public final class QemuGuest {
                 "-virtfs", "local,path=/tmp,mount_tag=tmp,security_model=none,multidevs=remap",
                 // The run's out directory, writable, at its own path in the guest.
                 "-virtfs", "local,path=" + GuestRunDir.outDir(runDir) + ",mount_tag=out,security_model=none"));
-        for (int i = 0; i < diskSizes.size(); i++) {
+        for (int i = 0; i < settings.diskSizes().size(); i++) {
             // cache=none (O_DIRECT on the host) and qemu's throttle: the guest's disk behaves like a device
             // of a known, small capacity rather than the host's page cache.
             command.addAll(List.of("-drive", "file=" + GuestRunDir.diskImage(runDir, i)
@@ -316,7 +224,7 @@ public final class QemuGuest {
                 // Every SysRq key, so that a hung guest can be asked for its tasks (dumpGuestTasks).
                 "sysrq_always_enabled",
                 // Unknown key=value words reach the initramfs's /init, and from it init.sh, as environment.
-                GuestEnv.GUEST_KIND + "=" + KIND,
+                GuestEnv.GUEST_KIND + "=" + KIND_NAME,
                 "LVMQOS_INIT=" + GuestRunDir.init(runDir),
                 "LVMQOS_PARAMS=" + GuestRunDir.params(runDir),
                 // the initramfs hands over to systemd, which runs init as a service (scripts/qemu.sh);
@@ -335,13 +243,15 @@ public final class QemuGuest {
         return diskIops > 0 ? ",throttling.iops-total=" + diskIops : "";
     }
 
-    /** Unique to this run's qemu process. */
-    private static String signature(Path runDir) {
-        return "LVMQOS_INIT=" + GuestRunDir.init(runDir);
+    @Override
+    protected String program() {
+        return QEMU;
     }
 
-    private static String guestDevice(int diskIndex) {
-        return "/dev/vd" + (char) ('a' + diskIndex);
+    @Override
+    protected String bootAdvice() {
+        return "lvmqos_pick_qemu (scripts/qemu.sh; ./run-tests calls it) chooses a kernel that a probe boot"
+                + " proved on this machine; see console.log";
     }
 
     /** The kernel the host chose ({@value #KERNEL_VARIABLE} and the others), if it chose one. */
@@ -373,7 +283,7 @@ public final class QemuGuest {
             return this;
         }
 
-        /** An independent builder with the same settings, to derive a variant without changing this one. */
+        @Override
         public Builder copy() {
             Builder copy = copyInto(new Builder());
             copy.cpus = cpus;
@@ -456,10 +366,6 @@ public final class QemuGuest {
         }
 
         @Override
-        public GuestRun runWith(String payload) {
-            return copy().payload(payload).build().run();
-        }
-
         public QemuGuest build() {
             return new QemuGuest(this, settings());
         }

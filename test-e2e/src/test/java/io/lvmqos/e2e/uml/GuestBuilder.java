@@ -71,6 +71,17 @@ public abstract class GuestBuilder<B extends GuestBuilder<B>> implements GuestSp
     /** {@code this}, as the kind's builder. */
     protected abstract B self();
 
+    /** An independent builder with the same settings, to derive a variant without changing this one. */
+    public abstract B copy();
+
+    /** The guest these settings describe; the builder can go on to describe another. */
+    public abstract Guest build();
+
+    @Override
+    public final GuestRun runWith(String payload) {
+        return copy().payload(payload).build().run();
+    }
+
     /** Gives {@code copy} these common settings; the kind's {@code copy()} adds its own. */
     protected final B copyInto(B copy) {
         GuestBuilder<B> target = copy;

@@ -2,7 +2,6 @@ package io.lvmqos.e2e.uml;
 
 import io.lvmqos.e2e.uml.UmlGuestException.Failure;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,8 +12,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.stream.IntStream;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * A user-mode-Linux guest for real-kernel tests: a real kernel with device-mapper, LVM and cgroup
@@ -39,7 +36,7 @@ import org.junit.jupiter.api.Assumptions;
  *         .requireSuccess();
  * }</pre>
  */
-public final class UmlGuest {
+public final class UmlGuest extends Guest {
     public static final String DEFAULT_MEMORY = "1536M";
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
     public static final String DEFAULT_CGROUP_ROOT = "/sys/fs/cgroup";
@@ -55,6 +52,10 @@ public final class UmlGuest {
     public static final String ECHO_PROPERTY = "lvmqos.uml.echo";
 
     static final int CONSOLE_TAIL_LINES = 60;
+
+    private static final Kind KIND = new Kind("uml", SKIP_VARIABLE, "real-kernel guest tests",
+            "the guest's root acts on the host's files (hostfs) with the host user's rights, so only a root"
+                    + " host user gives it a real root", "insmod", "/dev/ubd", "init=", ECHO_PROPERTY);
 
     private static final Pattern LVM_NAME = Pattern.compile("[A-Za-z0-9+_.][A-Za-z0-9+_.-]*");
     private static final Pattern LVM_SIZE = Pattern.compile("\\d+(\\.\\d+)?[bBsSkKmMgGtTpPeE]?|\\d+%(VG|FREE|PVS)");
@@ -84,33 +85,12 @@ public final class UmlGuest {
         }
     }
 
-    private final String name;
-    private final String memory;
-    private final List<Long> diskSizes;
-    private final List<VolumeGroup> volumeGroups;
-    private final CgroupMode cgroupMode;
-    private final String cgroupRoot;
-    private final List<String> extraModules;
-    private final String payload;
-    private final Map<String, String> environment;
-    private final Duration timeout;
-    private final boolean keepDisks;
     private final Optional<Kernel> kernel;
     private final Optional<Path> runDirectory;
     private final Optional<Path> reusedDisks;
 
     private UmlGuest(Builder builder, GuestBuilder.Settings settings) {
-        this.name = settings.name();
-        this.memory = settings.memory();
-        this.diskSizes = settings.diskSizes();
-        this.volumeGroups = settings.volumeGroups();
-        this.cgroupMode = settings.cgroupMode();
-        this.cgroupRoot = settings.cgroupRoot();
-        this.extraModules = settings.extraModules();
-        this.payload = settings.payload();
-        this.environment = settings.environment();
-        this.timeout = settings.timeout();
-        this.keepDisks = settings.keepDisks();
+        super(KIND, settings);
         this.kernel = builder.kernel.or(UmlGuest::chosenKernel);
         this.runDirectory = builder.runDirectory;
         this.reusedDisks = builder.reusedDisks;
@@ -118,42 +98,6 @@ public final class UmlGuest {
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * Boots the guest, runs the payload, and returns once the guest has halted and every host process
-     * of it is gone.
-     *
-     * @throws UmlGuestException if the guest did not get as far as the payload's exit code, or the
-     *     payload outran the timeout
-     */
-    public GuestRun run() {
-        Path runDir = prepareRun();
-        long started = System.nanoTime();
-        GuestProcess uml = start(runDir);
-        boolean exited;
-        int linesBeforeDump = -1;
-        try {
-            exited = uml.awaitExit(timeout);
-            if (!exited) {
-                linesBeforeDump = uml.console().size();
-                dumpGuestTasks(runDir, uml);
-            }
-        } finally {
-            uml.close(); // kills a guest that outran the timeout, and any straggler of one that did not
-        }
-        int umlExit = exited ? uml.exitValue() : -1;
-        List<String> console = uml.console();
-        Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
-        // the failure's console tail is what the guest printed itself, not the dump we asked for
-        List<String> ownConsole = linesBeforeDump < 0 ? console : console.subList(0, linesBeforeDump);
-        GuestRun run = GuestVerdict.of(new GuestVerdict.Ending(runDir, ownConsole, exited, umlExit, wallTime, timeout),
-                kernelName(), "./run-tests (scripts/lib.sh) chooses a kernel that boots on this machine, or set "
-                        + KERNEL_VARIABLE + " and " + MODULES_VARIABLE);
-        if (!keepDisks && reusedDisks.isEmpty()) {
-            GuestRunDir.deleteDisks(runDir, diskSizes.size());
-        }
-        return run;
     }
 
     /** What the host saw of a guest whose power it cut. */
@@ -173,7 +117,7 @@ public final class UmlGuest {
         Path runDir = prepareRun();
         Path markerFile = GuestRunDir.outDir(runDir).resolve(marker);
         long started = System.nanoTime();
-        long deadline = started + timeout.toNanos();
+        long deadline = started + settings.timeout().toNanos();
         try (GuestProcess uml = start(runDir)) {
             while (!Files.exists(markerFile)) {
                 boolean exited = uml.awaitExit(Duration.ofMillis(10));
@@ -182,7 +126,7 @@ public final class UmlGuest {
                     Duration wallTime = Duration.ofNanos(System.nanoTime() - started);
                     // a failed stage or payload is reported as run() would; a payload that passed is not the point
                     GuestVerdict.of(new GuestVerdict.Ending(runDir, uml.console(), exited, exited ? uml.exitValue() : -1,
-                            wallTime, timeout), kernelName(), "");
+                            wallTime, settings.timeout()), program(), "");
                     throw new UmlGuestException(Failure.PAYLOAD_FAILED, "the payload ended without creating "
                             + markerFile + ", so the guest's power was never cut", Optional.of(runDir),
                             tail(String.join("\n", uml.console()), CONSOLE_TAIL_LINES));
@@ -193,55 +137,39 @@ public final class UmlGuest {
         }
     }
 
-    private Path prepareRun() {
-        checkPrerequisites();
-        Path runDir = runDirectory.map(GuestRunDir::use).orElseGet(() -> GuestRunDir.create(name));
-        GuestRunDir.prepare(runDir, reusedDisks.isPresent() ? List.of() : diskSizes, parameters(runDir),
-                GuestRunDir.payloadEnvironment(environment));
-        return runDir;
+    @Override
+    protected Path runDirectory() {
+        return runDirectory.map(GuestRunDir::use).orElseGet(super::runDirectory);
     }
 
-    private GuestProcess start(Path runDir) {
-        try {
-            return GuestProcess.start("uml", command(runDir), signature(runDir), runDir.resolve("console.log"),
-                    Boolean.getBoolean(ECHO_PROPERTY));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start linux.uml", e);
-        }
+    @Override
+    protected boolean ownsDisks() {
+        return reusedDisks.isEmpty();
     }
 
     /**
-     * Asks a guest that outran its timeout, through UML's management console, to print its blocked
-     * tasks, its memory and every task's state (sysrq w, m, t; t last, because this UML kernel can
-     * stop answering partway through it) on its console, and
-     * waits until the console has been quiet for two seconds (at most 30), so that console.log shows
-     * where the guest hung. Best effort: without {@code uml_mconsole} (Debian's uml-utilities), or from
-     * a guest whose kernel no longer answers, there is simply no dump.
+     * Through UML's management console: sysrq w, m, t (t last, because this UML kernel can stop
+     * answering partway through it). Without {@code uml_mconsole} (Debian's uml-utilities) there is
+     * simply no dump.
      */
-    private static void dumpGuestTasks(Path runDir, GuestProcess uml) {
-        Path socket = runDir.resolve("uml").resolve("guest").resolve("mconsole");
-        try {
-            for (String key : List.of("w", "m", "t")) {
-                if (!mconsole(socket, "sysrq", key)) {
-                    return;
-                }
+    @Override
+    protected boolean askForTaskDump(Path runDir, GuestProcess guest) throws IOException, InterruptedException {
+        for (String key : List.of("w", "m", "t")) {
+            if (!mconsole(mconsoleSocket(runDir), "sysrq", key)) {
+                return false;
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            int lines = -1;
-            int quietSeconds = 0;
-            while (quietSeconds < 2 && System.nanoTime() < deadline) {
-                // any request wakes the guest's interrupt handling, which also flushes its console
-                mconsole(socket, "version");
-                TimeUnit.SECONDS.sleep(1);
-                int now = uml.console().size();
-                quietSeconds = now == lines ? quietSeconds + 1 : 0;
-                lines = now;
-            }
-        } catch (IOException e) {
-            // no uml_mconsole here: no dump
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
+        return true;
+    }
+
+    /** Any request wakes the guest's interrupt handling, which also flushes its console. */
+    @Override
+    protected void wakeConsole(Path runDir) throws IOException, InterruptedException {
+        mconsole(mconsoleSocket(runDir), "version");
+    }
+
+    private static Path mconsoleSocket(Path runDir) {
+        return runDir.resolve("uml").resolve("guest").resolve("mconsole");
     }
 
     /** Runs one uml_mconsole command; false if it did not answer within 10 seconds. */
@@ -262,7 +190,7 @@ public final class UmlGuest {
      * {@link #run()} has returned or thrown.
      */
     public static List<ProcessHandle> processesOf(Path runDir) {
-        return GuestProcess.processesWith(signature(runDir));
+        return GuestProcess.processesWith(KIND.signature(runDir));
     }
 
     /** Quotes one word for a POSIX shell: {@code it's} becomes {@code 'it'\''s'}. */
@@ -281,16 +209,9 @@ public final class UmlGuest {
 
     // --- the run ---
 
-    private void checkPrerequisites() {
-        if ("1".equals(System.getenv(SKIP_VARIABLE))) {
-            Assumptions.abort(SKIP_VARIABLE + "=1: real-kernel guest tests skipped on purpose");
-        }
+    @Override
+    protected List<String> kernelProblems() {
         List<String> missing = new ArrayList<>();
-        if (!GuestHost.isRoot()) {
-            missing.add("not root: the guest's root acts on the host's files (hostfs) with the host user's"
-                    + " rights, so only a root host user gives it a real root; run as root, or set "
-                    + SKIP_VARIABLE + "=1 to skip these tests explicitly");
-        }
         if (kernel.isPresent() && !Files.isExecutable(kernel.get().binary())) {
             missing.add("the kernel " + kernel.get().binary() + " is not an executable file");
         } else if (kernel.isEmpty() && GuestHost.findOnPath("linux.uml").isEmpty()) {
@@ -301,30 +222,22 @@ public final class UmlGuest {
             missing.add(KERNEL_VARIABLE + " is set but " + MODULES_VARIABLE + " is not: name the kernel's module"
                     + " directory too");
         }
-        missing.addAll(GuestHost.missingTools("insmod", volumeGroups));
-        if (!missing.isEmpty()) {
-            throw new UmlGuestException(Failure.PREREQUISITES, String.join("; ", missing), Optional.empty(), "");
-        }
+        return missing;
     }
 
-    /** What init reads from params.sh; the names init also exports come from {@link GuestEnv}. */
-    private Map<String, String> parameters(Path runDir) {
-        Map<String, String> params = GuestRunDir.layout(runDir,
-                IntStream.range(0, diskSizes.size()).mapToObj(UmlGuest::guestDevice).toList(), volumeGroups);
-        params.put(GuestEnv.CGROUP_MODE, cgroupMode.guestName());
-        params.put(GuestEnv.CGROUP_ROOT, cgroupRoot);
-        params.put("LVMQOS_EXTRA_MODULES", String.join(" ", extraModules));
-        params.put(MODULES_VARIABLE, kernel.map(k -> k.modules().toString()).orElse(""));
-        params.put("LVMQOS_PAYLOAD", payload);
-        params.put("LVMQOS_REUSE_DISKS", reusedDisks.isPresent() ? "1" : "");
-        return params;
+    /** What init reads from params.sh beside the common ones. */
+    @Override
+    protected Map<String, String> kindParameters() {
+        return Map.of(MODULES_VARIABLE, kernel.map(k -> k.modules().toString()).orElse(""),
+                "LVMQOS_REUSE_DISKS", reusedDisks.isPresent() ? "1" : "");
     }
 
-    private List<String> command(Path runDir) {
+    @Override
+    protected List<String> command(Path runDir) {
         List<String> command = new ArrayList<>(HostCpuPin.prefix());
         command.addAll(List.of(
-                kernelName(),
-                "mem=" + memory,
+                program(),
+                "mem=" + settings.memory(),
                 "rootfstype=hostfs",
                 "rootflags=/",
                 "ro",
@@ -335,7 +248,7 @@ public final class UmlGuest {
                 // 6.16 do not know the key and pass it to init as an unused environment variable.
                 "seccomp=auto",
                 "init=" + GuestRunDir.init(runDir)));
-        for (int i = 0; i < diskSizes.size(); i++) {
+        for (int i = 0; i < settings.diskSizes().size(); i++) {
             command.add("ubd" + i + "=" + GuestRunDir.diskImage(reusedDisks.orElse(runDir), i));
         }
         command.addAll(List.of(
@@ -351,15 +264,6 @@ public final class UmlGuest {
         return command;
     }
 
-    /** Unique to this run's UML processes, which all share the command line that holds it. */
-    private static String signature(Path runDir) {
-        return "init=" + GuestRunDir.init(runDir);
-    }
-
-    private static String guestDevice(int diskIndex) {
-        return "/dev/ubd" + (char) ('a' + diskIndex);
-    }
-
     /** The kernel the host chose ({@value #KERNEL_VARIABLE}), if it chose one. */
     private static Optional<Kernel> chosenKernel() {
         return Optional.ofNullable(System.getenv(KERNEL_VARIABLE)).filter(binary -> !binary.isBlank())
@@ -367,8 +271,15 @@ public final class UmlGuest {
                         Path.of(Objects.requireNonNullElse(System.getenv(MODULES_VARIABLE), ""))));
     }
 
-    private String kernelName() {
+    @Override
+    protected String program() {
         return kernel.map(k -> k.binary().toString()).orElse("linux.uml");
+    }
+
+    @Override
+    protected String bootAdvice() {
+        return "./run-tests (scripts/lib.sh) chooses a kernel that boots on this machine, or set "
+                + KERNEL_VARIABLE + " and " + MODULES_VARIABLE;
     }
 
     /** Settings of a UML guest; every one but the payload has a default. */
@@ -386,7 +297,7 @@ public final class UmlGuest {
             return this;
         }
 
-        /** An independent builder with the same settings, to derive a variant without changing this one. */
+        @Override
         public Builder copy() {
             Builder copy = copyInto(new Builder());
             copy.kernel = kernel;
@@ -423,10 +334,6 @@ public final class UmlGuest {
         }
 
         @Override
-        public GuestRun runWith(String payload) {
-            return copy().payload(payload).build().run();
-        }
-
         public UmlGuest build() {
             return new UmlGuest(this, settings());
         }

@@ -1,4 +1,4 @@
-package io.lvmqos.node;
+package io.lvmqos.guarantee;
 
 import io.lvmqos.cgroup.IoCost;
 import io.lvmqos.cgroup.IoWeights;
@@ -6,7 +6,6 @@ import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BackingDisks;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
-import io.lvmqos.guarantee.FloorWatch;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.volume.Guarantee;
 import io.lvmqos.volume.IoCostWeight;
@@ -59,7 +58,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
     public static final Duration REBALANCE_PERIOD = Duration.ofSeconds(2);
 
     private final VolumeCatalog catalog;
-    private final PodLimits pods;
+    private final PublishedPods pods;
     private final PodCgroups cgroups;
     private final MountTable mountTable;
     private final IoWeights weights;
@@ -73,7 +72,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
             Thread.ofPlatform().daemon().name("io-cost-weights").factory());
     private boolean warnedOnce;
 
-    public PodShares(VolumeCatalog catalog, PodLimits pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
+    public PodShares(VolumeCatalog catalog, PublishedPods pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
                      IoCost ioCost, BackingDisks disks, GuaranteePolicy policy, FloorWatch floorWatch) {
         this.catalog = catalog;
         this.pods = pods;

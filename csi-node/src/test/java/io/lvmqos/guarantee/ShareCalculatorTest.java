@@ -1,4 +1,4 @@
-package io.lvmqos.node;
+package io.lvmqos.guarantee;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.lvmqos.node;
+package io.lvmqos.guarantee;
 
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.volume.IoCostWeight;

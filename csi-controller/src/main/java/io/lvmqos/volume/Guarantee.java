@@ -1,10 +1,10 @@
 package io.lvmqos.volume;
 
 import io.lvmqos.errors.DriverException;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;

@@ -23,6 +23,7 @@ import static io.lvmqos.volume.QosKeys.WRITE_IOPS_FLOOR;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -126,9 +127,16 @@ public final class QosParameters {
             }
         }
         Optional<IoCostWeight> weight = given(parameters, IO_WEIGHT).map(QosParameters::weight);
-        return new Guarantee.Change(new Guarantee(weight, floor(parameters, READ_IOPS_FLOOR),
-                floor(parameters, WRITE_IOPS_FLOOR), floor(parameters, IOPS_FLOOR), floor(parameters, READ_BPS_FLOOR),
-                floor(parameters, WRITE_BPS_FLOOR), floor(parameters, BPS_FLOOR)), cleared);
+        // read in the keys' order, so that of two bad keys the same one is named first as before
+        Map<String, OptionalLong> floors = new HashMap<>();
+        for (String key : GUARANTEE_KEYS) {
+            if (!key.equals(IO_WEIGHT)) {
+                floors.put(key, floor(parameters, key));
+            }
+        }
+        return new Guarantee.Change(new Guarantee(weight, floors.get(READ_IOPS_FLOOR), floors.get(WRITE_IOPS_FLOOR),
+                floors.get(IOPS_FLOOR), floors.get(READ_BPS_FLOOR), floors.get(WRITE_BPS_FLOOR), floors.get(BPS_FLOOR)),
+                cleared);
     }
 
     /** The key's value unless it is absent or {@value QosKeys#NO_GUARANTEE}. */

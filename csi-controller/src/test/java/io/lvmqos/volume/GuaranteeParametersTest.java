@@ -122,6 +122,13 @@ class GuaranteeParametersTest {
     }
 
     @Test
+    void ofTwoBadKeysTheFirstInTheKeysOrderIsNamed() {
+        String message = assertThrows(DriverException.InvalidArgument.class,
+                () -> QosParameters.parse(Map.of("readIOPSFloor", "y", "iopsFloor", "x"))).getMessage();
+        assertTrue(message.startsWith("parameter iopsFloor=\"x\""), message);
+    }
+
+    @Test
     void describeNamesTheParameters() {
         assertEquals("ioWeight=800, iopsFloor=200",
                 QosParameters.describe(QosParameters.parse(Map.of("iopsFloor", "200", "ioWeight", "800")).guarantee()));

@@ -1,12 +1,14 @@
 package io.lvmqos.volume;
 
 import io.lvmqos.errors.DriverException;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.OptionalInt;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * What a volume is promised beyond its caps: a share of its disk under contention (an io.cost
@@ -18,20 +20,14 @@ import java.util.OptionalLong;
  * time on the device, not directions, so what a floor costs the device is the sum of its
  * directions: {@link #iopsNeeded()} and {@link #bpsNeeded()}.
  *
- * @param weight the pod's io.cost weight on the volume's disk, 1..10000; empty leaves the cgroup's default
+ * @param weight the pod's io.cost weight on the volume's disk; empty leaves the cgroup's default
  * @param iopsFloor reads and writes together; refused beside the per-direction floors
  */
-public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, OptionalLong writeIopsFloor,
+public record Guarantee(Optional<IoCostWeight> weight, OptionalLong readIopsFloor, OptionalLong writeIopsFloor,
                         OptionalLong iopsFloor, OptionalLong readBpsFloor, OptionalLong writeBpsFloor,
                         OptionalLong bpsFloor) {
 
-    /** The kernel's range for io.weight (CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX). */
-    public static final int MIN_WEIGHT = 1;
-    public static final int MAX_WEIGHT = 10_000;
-    /** The weight a cgroup has when nobody sets one (CGROUP_WEIGHT_DFL). */
-    public static final int DEFAULT_WEIGHT = 100;
-
-    public static final Guarantee NONE = new Guarantee(OptionalInt.empty(), OptionalLong.empty(), OptionalLong.empty(),
+    public static final Guarantee NONE = new Guarantee(Optional.empty(), OptionalLong.empty(), OptionalLong.empty(),
             OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());
 
     // tag field names, under VolumeTags.QOS_PREFIX like the caps'
@@ -47,11 +43,6 @@ public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, Optional
 
     public Guarantee {
         Objects.requireNonNull(weight);
-        weight.ifPresent(w -> {
-            if (w < MIN_WEIGHT || w > MAX_WEIGHT) {
-                throw new IllegalArgumentException("weight " + w + " is out of range " + MIN_WEIGHT + ".." + MAX_WEIGHT);
-            }
-        });
         for (OptionalLong floor : List.of(readIopsFloor, writeIopsFloor, iopsFloor, readBpsFloor, writeBpsFloor, bpsFloor)) {
             if (floor.isPresent() && floor.getAsLong() <= 0) {
                 throw new IllegalArgumentException("a floor must be positive: " + floor.getAsLong());
@@ -146,7 +137,7 @@ public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, Optional
     /** Field name to stored value, for LV tags; absent fields are left out. */
     Map<String, String> fields() {
         Map<String, String> fields = new LinkedHashMap<>();
-        weight.ifPresent(w -> fields.put(WEIGHT_FIELD, Integer.toString(w)));
+        weight.ifPresent(w -> fields.put(WEIGHT_FIELD, w.toString()));
         put(fields, READ_IOPS_FLOOR_FIELD, readIopsFloor);
         put(fields, WRITE_IOPS_FLOOR_FIELD, writeIopsFloor);
         put(fields, IOPS_FLOOR_FIELD, iopsFloor);
@@ -159,28 +150,71 @@ public record Guarantee(OptionalInt weight, OptionalLong readIopsFloor, Optional
     /** Reads back {@link #fields()}; fields of other kinds are ignored. */
     static Guarantee fromFields(Map<String, String> fields) {
         String weight = fields.get(WEIGHT_FIELD);
-        return new Guarantee(weight == null ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(weight)),
+        return new Guarantee(Optional.ofNullable(weight).map(IoCostWeight::parse),
                 read(fields, READ_IOPS_FLOOR_FIELD), read(fields, WRITE_IOPS_FLOOR_FIELD), read(fields, IOPS_FLOOR_FIELD),
                 read(fields, READ_BPS_FLOOR_FIELD), read(fields, WRITE_BPS_FLOOR_FIELD), read(fields, BPS_FLOOR_FIELD));
     }
 
+    /** The parts of a guarantee a VolumeAttributesClass sets or takes away one by one. */
+    public enum Part {
+        WEIGHT, READ_IOPS_FLOOR, WRITE_IOPS_FLOOR, IOPS_FLOOR, READ_BPS_FLOOR, WRITE_BPS_FLOOR, BPS_FLOOR
+    }
+
     /**
-     * This guarantee with the fields {@code change} names replaced: a value sets the field, an
-     * empty one removes it; fields it does not name stay.
+     * A change of a guarantee: the parts {@code set} has replace ours, the parts in {@code cleared}
+     * go, the others stay. A part both set and cleared is refused.
      */
-    Guarantee changedBy(Map<String, OptionalLong> change) {
-        if (change.isEmpty()) {
-            return this;
-        }
-        Map<String, String> fields = fields();
-        change.forEach((field, value) -> {
-            if (value.isPresent()) {
-                fields.put(field, Long.toString(value.getAsLong()));
-            } else {
-                fields.remove(field);
+    public record Change(Guarantee set, Set<Part> cleared) {
+
+        public static final Change NONE = new Change(Guarantee.NONE, Set.of());
+
+        public Change {
+            Objects.requireNonNull(set);
+            cleared = cleared.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(cleared));
+            for (Part part : cleared) {
+                if (set.value(part).isPresent()) {
+                    throw new IllegalArgumentException("guarantee part " + part + " is both set and taken away");
+                }
             }
-        });
-        return fromFields(fields);
+        }
+
+        public boolean isEmpty() {
+            return set.isNone() && cleared.isEmpty();
+        }
+    }
+
+    /** This guarantee with {@code change} merged in, part by part. */
+    Guarantee changedBy(Change change) {
+        Guarantee set = change.set();
+        Set<Part> cleared = change.cleared();
+        return new Guarantee(
+                cleared.contains(Part.WEIGHT) ? Optional.empty() : set.weight().or(() -> weight),
+                merged(Part.READ_IOPS_FLOOR, cleared, set.readIopsFloor(), readIopsFloor),
+                merged(Part.WRITE_IOPS_FLOOR, cleared, set.writeIopsFloor(), writeIopsFloor),
+                merged(Part.IOPS_FLOOR, cleared, set.iopsFloor(), iopsFloor),
+                merged(Part.READ_BPS_FLOOR, cleared, set.readBpsFloor(), readBpsFloor),
+                merged(Part.WRITE_BPS_FLOOR, cleared, set.writeBpsFloor(), writeBpsFloor),
+                merged(Part.BPS_FLOOR, cleared, set.bpsFloor(), bpsFloor));
+    }
+
+    private static OptionalLong merged(Part part, Set<Part> cleared, OptionalLong set, OptionalLong ours) {
+        if (cleared.contains(part)) {
+            return OptionalLong.empty();
+        }
+        return set.isPresent() ? set : ours;
+    }
+
+    /** The part's value as a number (a weight's value, a floor's rate); empty when this guarantee has none. */
+    public OptionalLong value(Part part) {
+        return switch (part) {
+            case WEIGHT -> weight.map(w -> OptionalLong.of(w.value())).orElse(OptionalLong.empty());
+            case READ_IOPS_FLOOR -> readIopsFloor;
+            case WRITE_IOPS_FLOOR -> writeIopsFloor;
+            case IOPS_FLOOR -> iopsFloor;
+            case READ_BPS_FLOOR -> readBpsFloor;
+            case WRITE_BPS_FLOOR -> writeBpsFloor;
+            case BPS_FLOOR -> bpsFloor;
+        };
     }
 
     private static void put(Map<String, String> fields, String name, OptionalLong value) {

@@ -23,11 +23,13 @@ import static io.lvmqos.volume.QosKeys.WRITE_IOPS_FLOOR;
 import io.lvmqos.errors.DriverException;
 import io.lvmqos.errors.Echo;
 import java.math.BigDecimal;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -41,15 +43,15 @@ import java.util.stream.Stream;
  */
 public final class QosParameters {
 
-    /** Guarantee key to the {@link Guarantee} field it sets. */
-    private static final Map<String, String> GUARANTEE_FIELDS = Map.of(
-            IO_WEIGHT, Guarantee.WEIGHT_FIELD,
-            IOPS_FLOOR, Guarantee.IOPS_FLOOR_FIELD,
-            READ_IOPS_FLOOR, Guarantee.READ_IOPS_FLOOR_FIELD,
-            WRITE_IOPS_FLOOR, Guarantee.WRITE_IOPS_FLOOR_FIELD,
-            BPS_FLOOR, Guarantee.BPS_FLOOR_FIELD,
-            READ_BPS_FLOOR, Guarantee.READ_BPS_FLOOR_FIELD,
-            WRITE_BPS_FLOOR, Guarantee.WRITE_BPS_FLOOR_FIELD);
+    /** Guarantee key to the {@link Guarantee} part it sets. */
+    private static final Map<String, Guarantee.Part> GUARANTEE_PARTS = Map.of(
+            IO_WEIGHT, Guarantee.Part.WEIGHT,
+            IOPS_FLOOR, Guarantee.Part.IOPS_FLOOR,
+            READ_IOPS_FLOOR, Guarantee.Part.READ_IOPS_FLOOR,
+            WRITE_IOPS_FLOOR, Guarantee.Part.WRITE_IOPS_FLOOR,
+            BPS_FLOOR, Guarantee.Part.BPS_FLOOR,
+            READ_BPS_FLOOR, Guarantee.Part.READ_BPS_FLOOR,
+            WRITE_BPS_FLOOR, Guarantee.Part.WRITE_BPS_FLOOR);
 
     private QosParameters() {
     }
@@ -108,31 +110,45 @@ public final class QosParameters {
 
     /** The guarantee as the parameters that give it ({@code ioWeight=800, iopsFloor=200}), for messages. */
     public static String describe(Guarantee guarantee) {
-        Map<String, String> fields = guarantee.fields();
         StringBuilder text = new StringBuilder();
         for (String key : GUARANTEE_KEYS) {
-            String value = fields.get(GUARANTEE_FIELDS.get(key));
-            if (value != null) {
-                text.append(text.isEmpty() ? "" : ", ").append(key).append('=').append(value);
-            }
+            guarantee.value(GUARANTEE_PARTS.get(key)).ifPresent(value ->
+                    text.append(text.isEmpty() ? "" : ", ").append(key).append('=').append(value));
         }
         return text.toString();
     }
 
-    /** The guarantee fields the keys set (a value) or take away ({@value QosKeys#NO_GUARANTEE}: empty). */
-    private static Map<String, OptionalLong> guarantee(Map<String, String> parameters) {
-        Map<String, OptionalLong> fields = new LinkedHashMap<>();
+    /** The guarantee parts the keys set (a value) or take away ({@value QosKeys#NO_GUARANTEE}). */
+    private static Guarantee.Change guarantee(Map<String, String> parameters) {
+        Set<Guarantee.Part> cleared = new LinkedHashSet<>();
         for (String key : GUARANTEE_KEYS) {
-            value(parameters, key).ifPresent(text -> fields.put(GUARANTEE_FIELDS.get(key),
-                    text.equals(NO_GUARANTEE) ? OptionalLong.empty() : OptionalLong.of(guaranteeValue(key, text))));
+            if (NO_GUARANTEE.equals(parameters.get(key))) {
+                cleared.add(GUARANTEE_PARTS.get(key));
+            }
         }
-        return fields;
+        Optional<IoCostWeight> weight = given(parameters, IO_WEIGHT).map(QosParameters::weight);
+        // read in the keys' order, so that of two bad keys the same one is named first as before
+        Map<String, OptionalLong> floors = new HashMap<>();
+        for (String key : GUARANTEE_KEYS) {
+            if (!key.equals(IO_WEIGHT)) {
+                floors.put(key, floor(parameters, key));
+            }
+        }
+        return new Guarantee.Change(new Guarantee(weight, floors.get(READ_IOPS_FLOOR), floors.get(WRITE_IOPS_FLOOR),
+                floors.get(IOPS_FLOOR), floors.get(READ_BPS_FLOOR), floors.get(WRITE_BPS_FLOOR), floors.get(BPS_FLOOR)),
+                cleared);
     }
 
-    private static long guaranteeValue(String key, String text) {
-        if (key.equals(IO_WEIGHT)) {
-            return weight(text);
-        }
+    /** The key's value unless it is absent or {@value QosKeys#NO_GUARANTEE}. */
+    private static Optional<String> given(Map<String, String> parameters, String key) {
+        return value(parameters, key).filter(text -> !text.equals(NO_GUARANTEE));
+    }
+
+    private static OptionalLong floor(Map<String, String> parameters, String key) {
+        return given(parameters, key).map(text -> OptionalLong.of(floorValue(key, text))).orElse(OptionalLong.empty());
+    }
+
+    private static long floorValue(String key, String text) {
         boolean bytes = key.equals(BPS_FLOOR) || key.equals(READ_BPS_FLOOR) || key.equals(WRITE_BPS_FLOOR);
         String expected = (bytes ? "a byte rate such as 52428800 or 50Mi" : "a whole number of operations per second"
                 + " such as 200 or 2k") + ", or " + NO_GUARANTEE;
@@ -141,20 +157,20 @@ public final class QosParameters {
     }
 
     /** io.weight's own range; a fraction or a quantity suffix is refused rather than rounded. */
-    private static int weight(String text) {
-        String expected = "a whole number from " + Guarantee.MIN_WEIGHT + " to " + Guarantee.MAX_WEIGHT
-                + " (the pod's io.cost weight on the volume's disk; " + Guarantee.DEFAULT_WEIGHT + " is every cgroup's"
+    private static IoCostWeight weight(String text) {
+        String expected = "a whole number from " + IoCostWeight.MIN + " to " + IoCostWeight.MAX
+                + " (the pod's io.cost weight on the volume's disk; " + IoCostWeight.DEFAULT + " is every cgroup's"
                 + " default), or " + NO_GUARANTEE;
         if (!text.matches("[0-9]{1,6}")) {
             throw DriverException.invalidArgument("parameter " + IO_WEIGHT + "=\"" + Echo.of(text) + "\" is not valid: expected "
                     + expected);
         }
         int weight = Integer.parseInt(text);
-        if (weight < Guarantee.MIN_WEIGHT || weight > Guarantee.MAX_WEIGHT) {
+        if (weight < IoCostWeight.MIN || weight > IoCostWeight.MAX) {
             throw DriverException.invalidArgument("parameter " + IO_WEIGHT + "=\"" + Echo.of(text) + "\" is out of the"
                     + " kernel's range: expected " + expected);
         }
-        return weight;
+        return new IoCostWeight(weight);
     }
 
     private static void refuseMix(Map<String, String> parameters, String perGiBKey, String... absoluteKeys) {

@@ -57,7 +57,7 @@ public record QosSpec(Limit readBps, Limit writeBps, Limit readIops, Limit write
 
     /**
      * This spec with what {@code change} names put in place of ours (a lifted cap becomes
-     * unlimited, a removed guarantee field goes).
+     * unlimited, a removed guarantee part goes).
      */
     public QosSpec changedBy(QosChange change) {
         return new QosSpec(change.readBps().orElse(readBps), change.writeBps().orElse(writeBps),

@@ -8,7 +8,6 @@ import io.lvmqos.errors.DriverException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -22,7 +21,7 @@ class GuaranteeParametersTest {
     @Test
     void ioWeightIsTheWeight() {
         Guarantee guarantee = QosParameters.parse(Map.of("ioWeight", "800")).guarantee();
-        assertEquals(OptionalInt.of(800), guarantee.weight());
+        assertEquals(Optional.of(new IoCostWeight(800)), guarantee.weight());
         assertEquals(0, guarantee.iopsNeeded());
     }
 
@@ -37,8 +36,8 @@ class GuaranteeParametersTest {
 
     @Test
     void theKernelsBoundsAreAccepted() {
-        assertEquals(OptionalInt.of(1), QosParameters.parse(Map.of("ioWeight", "1")).guarantee().weight());
-        assertEquals(OptionalInt.of(10000), QosParameters.parse(Map.of("ioWeight", "10000")).guarantee().weight());
+        assertEquals(Optional.of(new IoCostWeight(1)), QosParameters.parse(Map.of("ioWeight", "1")).guarantee().weight());
+        assertEquals(Optional.of(new IoCostWeight(10000)), QosParameters.parse(Map.of("ioWeight", "10000")).guarantee().weight());
     }
 
     @Test
@@ -117,9 +116,16 @@ class GuaranteeParametersTest {
     void aClassChangeSetsAndTakesAwayGuarantees() {
         QosSpec before = QosParameters.parse(Map.of("ioWeight", "800", "iopsFloor", "200", "iops", "500"));
         QosSpec after = before.changedBy(QosParameters.parseMutable(Map.of("ioWeight", "none", "iopsFloor", "300")));
-        assertEquals(OptionalInt.empty(), after.guarantee().weight());
+        assertEquals(Optional.empty(), after.guarantee().weight());
         assertEquals(OptionalLong.of(300), after.guarantee().iopsFloor());
         assertEquals(before.readIops(), after.readIops());
+    }
+
+    @Test
+    void ofTwoBadKeysTheFirstInTheKeysOrderIsNamed() {
+        String message = assertThrows(DriverException.InvalidArgument.class,
+                () -> QosParameters.parse(Map.of("readIOPSFloor", "y", "iopsFloor", "x"))).getMessage();
+        assertTrue(message.startsWith("parameter iopsFloor=\"x\""), message);
     }
 
     @Test

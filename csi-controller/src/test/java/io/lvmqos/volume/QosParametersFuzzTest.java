@@ -87,7 +87,7 @@ class QosParametersFuzzTest {
                 QosKeys.BPS, QosKeys.IO_WEIGHT, QosKeys.IOPS_FLOOR, QosKeys.WRITE_BPS_FLOOR,
                 QosKeys.READ_IOPS_FLOOR));
         long max = switch (key) {
-            case QosKeys.IO_WEIGHT -> Guarantee.MAX_WEIGHT;
+            case QosKeys.IO_WEIGHT -> IoCostWeight.MAX;
             case QosKeys.IOPS, QosKeys.READ_IOPS, QosKeys.IOPS_FLOOR,
                  QosKeys.READ_IOPS_FLOOR -> IoLimits.MAX_IOPS;
             default -> IoLimits.MAX_BPS;

@@ -2,6 +2,7 @@ package io.lvmqos.cgroup;
 
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.volume.IoCostWeight;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -12,22 +13,20 @@ import java.util.Map;
  * @param defaultWeight the cgroup's weight on every device without a line of its own
  * @param perDevice the devices with a line of their own
  */
-public record IoWeight(int defaultWeight, Map<DeviceNumber, Integer> perDevice) {
+public record IoWeight(IoCostWeight defaultWeight, Map<DeviceNumber, IoCostWeight> perDevice) {
 
     static final String FILE = "io.weight";
-    /** What the kernel gives a cgroup nobody set a weight for (CGROUP_WEIGHT_DFL). */
-    public static final int KERNEL_DEFAULT = 100;
 
     public IoWeight {
         perDevice = Map.copyOf(perDevice);
     }
 
     /** The weight the cgroup has on this device. */
-    public int on(DeviceNumber device) {
+    public IoCostWeight on(DeviceNumber device) {
         return perDevice.getOrDefault(device, defaultWeight);
     }
 
-    static String line(DeviceNumber device, int weight) {
+    static String line(DeviceNumber device, IoCostWeight weight) {
         return device + " " + weight;
     }
 
@@ -41,8 +40,8 @@ public record IoWeight(int defaultWeight, Map<DeviceNumber, Integer> perDevice) 
      * @throws DriverException.Internal naming the line it cannot read ({@link CgroupFiles#notUnderstood})
      */
     static IoWeight parse(String text) {
-        int dflt = KERNEL_DEFAULT;
-        Map<DeviceNumber, Integer> devices = new LinkedHashMap<>();
+        IoCostWeight dflt = IoCostWeight.DEFAULT;
+        Map<DeviceNumber, IoCostWeight> devices = new LinkedHashMap<>();
         for (String line : text.split("\n")) {
             String[] fields = line.strip().split("\\s+");
             if (fields.length != 2) {
@@ -50,9 +49,9 @@ public record IoWeight(int defaultWeight, Map<DeviceNumber, Integer> perDevice) 
             }
             try {
                 if (fields[0].equals("default")) {
-                    dflt = Integer.parseInt(fields[1]);
+                    dflt = IoCostWeight.parse(fields[1]);
                 } else {
-                    devices.put(DeviceNumber.parse(fields[0]), Integer.parseInt(fields[1]));
+                    devices.put(DeviceNumber.parse(fields[0]), IoCostWeight.parse(fields[1]));
                 }
             } catch (IllegalArgumentException e) {
                 throw CgroupFiles.notUnderstood(FILE, line, e);

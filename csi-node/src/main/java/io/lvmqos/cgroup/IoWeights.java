@@ -2,6 +2,7 @@ package io.lvmqos.cgroup;
 
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.volume.IoCostWeight;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -27,16 +28,16 @@ public final class IoWeights {
     /** The cgroup's weights; the kernel's default when it has no io.weight (io not enabled above it). */
     public IoWeight read(Path cgroup) {
         return CgroupFiles.read(inside(cgroup).resolve(IoWeight.FILE)).map(IoWeight::parse)
-                .orElse(new IoWeight(IoWeight.KERNEL_DEFAULT, Map.of()));
+                .orElse(new IoWeight(IoCostWeight.DEFAULT, Map.of()));
     }
 
     /** Gives the cgroup its own weight on the disk. */
-    public void set(Path cgroup, DeviceNumber disk, int weight) {
+    public void set(Path cgroup, DeviceNumber disk, IoCostWeight weight) {
         Path dir = inside(cgroup);
         CgroupFiles.enableIoController(root, dir);
         CgroupFiles.write(dir.resolve(IoWeight.FILE), IoWeight.line(disk, weight));
-        Optional<Integer> now = Optional.ofNullable(read(dir).perDevice().get(disk));
-        if (now.isEmpty() || now.get() != weight) {
+        Optional<IoCostWeight> now = Optional.ofNullable(read(dir).perDevice().get(disk));
+        if (!now.equals(Optional.of(weight))) {
             throw DriverException.internal("the kernel did not keep io.weight " + weight + " for " + disk + " in " + dir
                     + ": read back " + now.map(String::valueOf).orElse("no line"));
         }

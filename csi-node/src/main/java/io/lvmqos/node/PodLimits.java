@@ -5,6 +5,7 @@ import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.guarantee.PublishedPods;
 import io.lvmqos.mount.MountEntry;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.volume.IoLimits;
@@ -31,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * watches are rebuilt by {@link #resume()} at start-up from the publish mounts and the pod
  * cgroups' own throttle files.
  */
-public final class PodLimits implements PodLimitsApplier {
+public final class PodLimits implements PodLimitsApplier, PublishedPods {
 
     private static final Logger log = LoggerFactory.getLogger(PodLimits.class);
 
@@ -173,11 +174,13 @@ public final class PodLimits implements PodLimitsApplier {
     }
 
     /** The pods with a publish mount of this filesystem device (or of this block device node). */
+    @Override
     public Set<String> podsUsing(DeviceNumber device, Optional<String> deviceNodeRoot) {
         return podsUsing(mountTable.snapshot(), device, deviceNodeRoot);
     }
 
     /** As {@link #podsUsing(DeviceNumber, Optional)}, in a mount table read already made. */
+    @Override
     public Set<String> podsUsing(MountTable.Snapshot table, DeviceNumber device, Optional<String> deviceNodeRoot) {
         Set<String> pods = new LinkedHashSet<>();
         for (MountEntry entry : publishMounts(table.selected(List.of(), Optional.of(device),
@@ -198,6 +201,7 @@ public final class PodLimits implements PodLimitsApplier {
      * The device node's path inside devtmpfs (the device directory this was given), which is the
      * root mountinfo shows for a bind mount of that node: how a raw block publish is recognised.
      */
+    @Override
     public String deviceNodeRoot(Path device) {
         try {
             Path real = device.toRealPath();

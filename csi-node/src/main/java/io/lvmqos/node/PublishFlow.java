@@ -3,6 +3,7 @@ package io.lvmqos.node;
 import csi.v1.Csi;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
+import io.lvmqos.guarantee.PodShares;
 import io.lvmqos.mount.HostPath;
 import io.lvmqos.mount.KubeletPaths;
 import io.lvmqos.mount.MountEntry;

@@ -3,7 +3,6 @@ package io.lvmqos.server;
 import io.grpc.BindableService;
 import io.lvmqos.cgroup.CgroupLimitsWriter;
 import io.lvmqos.cgroup.CgroupLimitsWriters;
-import io.lvmqos.cgroup.CgroupMode;
 import io.lvmqos.cgroup.ContainerCgroupWatcher;
 import io.lvmqos.cgroup.IoCost;
 import io.lvmqos.cgroup.IoWeights;
@@ -21,7 +20,9 @@ import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.group.GroupControllerService;
 import io.lvmqos.group.GroupSnapshots;
 import io.lvmqos.guarantee.FloorWatch;
+import io.lvmqos.guarantee.IoCostEnabler;
 import io.lvmqos.guarantee.IoCostModels;
+import io.lvmqos.guarantee.PodShares;
 import io.lvmqos.identity.HealthCheck;
 import io.lvmqos.identity.IdentityService;
 import io.lvmqos.kube.VolumeAttributesWatcher;
@@ -44,11 +45,9 @@ import io.lvmqos.node.NodeService;
 import io.lvmqos.node.PublishFlow;
 import io.lvmqos.node.StageFlow;
 import io.lvmqos.node.PodLimits;
-import io.lvmqos.node.PodShares;
 import io.lvmqos.node.Publishes;
 import io.lvmqos.node.VolumeConditions;
 import io.lvmqos.node.VolumeStats;
-import io.lvmqos.volume.DiskCapacity;
 import io.lvmqos.volume.GuaranteePolicy;
 import io.lvmqos.volume.KeyedLocks;
 import io.lvmqos.volume.LvmNames;
@@ -60,12 +59,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -103,7 +99,9 @@ public final class Driver {
         VolumeConditions conditions = new VolumeConditions();
         BackingDisks backingDisks = new BackingDisks(Path.of("/sys"));
         IoCost ioCost = new IoCost(settings.cgroupRoot());
-        GuaranteePolicy guarantees = enableIoCost(settings, lvm, ioCost, backingDisks, podCgroups);
+        IoCostModels models = new IoCostModels(lvm, backingDisks, ioCost, Path.of("/sys"));
+        GuaranteePolicy guarantees = new IoCostEnabler(ioCost, models)
+                .enable(settings.ioCost().asked(), podCgroups.mode(), settings.cgroupRoot());
         FloorWatch floorWatch = new FloorWatch(FloorWatch.cgroupFs(Path.of("/sys"), Clock.systemUTC()));
         PodShares podShares = new PodShares(catalog, podLimits, podCgroups, mountTable,
                 new IoWeights(settings.cgroupRoot()), ioCost, backingDisks, guarantees, floorWatch);
@@ -230,59 +228,6 @@ public final class Driver {
                         e.getMessage());
             }
         }
-    }
-
-    /**
-     * Turns io.cost on for the disks of the groups the operator named, before the socket opens, and
-     * answers which guarantees this node can keep. A group's disk gets io.cost only with a model the
-     * driver can trust: the operator's (--io-cost-model) or one {@code lvmqos calibrate} measured and
-     * recorded in the group's tag. With neither, io.cost is left off there (the kernel's own model,
-     * pinned, can cap the whole disk below what it does, or promise more than it does) and the
-     * group's weights and floors are refused, naming the command to run. Floors are admitted against
-     * the model as the kernel holds it, scaled by the lowest vrate io.cost may use: one capacity,
-     * which --io-capacity, if given, must agree with. A group that fails any of this keeps serving
-     * caps; so does the node when io.cost cannot be had at all.
-     */
-    private static GuaranteePolicy enableIoCost(DriverSettings settings, Lvm lvm, IoCost ioCost, BackingDisks disks,
-                                                PodCgroups podCgroups) {
-        IoCostSettings asked = settings.ioCost();
-        if (asked.groups().isEmpty()) {
-            return GuaranteePolicy.NONE;
-        }
-        if (podCgroups.mode() != CgroupMode.V2) {
-            return refusedEverywhere(asked, "this node runs cgroup v1, which has no io.cost and no io.weight");
-        }
-        if (!ioCost.available()) {
-            return refusedEverywhere(asked, "this kernel has no io.cost (" + settings.cgroupRoot().resolve("io.cost.qos")
-                    + " does not exist: CONFIG_BLK_CGROUP_IOCOST is off)");
-        }
-        IoCostModels models = new IoCostModels(lvm, disks, ioCost, Path.of("/sys"));
-        Set<String> enabled = new LinkedHashSet<>();
-        Map<String, DiskCapacity> capacities = new LinkedHashMap<>();
-        Map<String, String> refusals = new LinkedHashMap<>();
-        for (String group : asked.groups()) {
-            try {
-                IoCostModels.Enabled done = models.enable(group, asked.modelFor(group), asked.qosFor(group),
-                        Optional.ofNullable(asked.capacities().get(group)));
-                enabled.add(group);
-                capacities.put(group, done.capacity());
-                log.info("io.cost on volume group {}: {}", group, done);
-            } catch (IoCostModels.Untrusted e) {
-                refusals.put(group, e.getMessage());
-                log.warn("weights and floors are refused on volume group {}: {}", group, e.getMessage());
-            } catch (RuntimeException e) {
-                refusals.put(group, "io.cost could not be enabled at start: " + e.getMessage());
-                log.error("io.cost could not be enabled for volume group {}: {}; weights and floors are refused there,"
-                        + " caps still work", group, e.getMessage());
-            }
-        }
-        return new GuaranteePolicy(enabled, capacities, refusals, Optional.empty());
-    }
-
-    private static GuaranteePolicy refusedEverywhere(IoCostSettings asked, String why) {
-        log.error("io.cost cannot be enabled for volume groups {}: {}; weights and floors are refused on this node, caps"
-                + " still work", asked.groups(), why);
-        return GuaranteePolicy.none("io.cost could not be enabled at start: " + why);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.lvmqos.server;
 
+import io.lvmqos.guarantee.IoCostEnabler;
 import io.lvmqos.server.CommandLineParser.UsageException;
 import io.lvmqos.volume.DiskCapacity;
 import io.lvmqos.volume.Quantity;
@@ -57,6 +58,12 @@ public record IoCostSettings(List<String> groups, Map<String, String> models, Ma
 
     public Optional<String> modelFor(String group) {
         return Optional.ofNullable(models.get(group));
+    }
+
+    /** Per group, in the order given, what {@link IoCostEnabler} is to turn on. */
+    public List<IoCostEnabler.Asked> asked() {
+        return groups.stream().map(group -> new IoCostEnabler.Asked(group, modelFor(group), qosFor(group),
+                Optional.ofNullable(capacities.get(group)))).toList();
     }
 
     static IoCostSettings parse(List<String> volumeGroups, List<String> ioCost, List<String> model, List<String> qos,

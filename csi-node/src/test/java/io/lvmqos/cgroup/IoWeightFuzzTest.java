@@ -6,7 +6,7 @@ import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.fuzz.FuzzReport;
-import io.lvmqos.volume.Guarantee;
+import io.lvmqos.volume.IoCostWeight;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -41,19 +41,20 @@ class IoWeightFuzzTest {
             }
             case 1 -> {
                 DeviceNumber device = device(data);
-                int weight = data.consumeInt(Guarantee.MIN_WEIGHT, Guarantee.MAX_WEIGHT);
+                IoCostWeight weight = new IoCostWeight(data.consumeInt(IoCostWeight.MIN, IoCostWeight.MAX));
                 IoWeight read = IoWeight.parse(IoWeight.line(device, weight));
                 assertEquals(Map.of(device, weight), read.perDevice());
                 assertEquals(weight, read.on(device));
             }
             default -> {
                 boolean hasDefault = data.consumeBoolean();
-                int dflt = hasDefault ? data.consumeInt(Guarantee.MIN_WEIGHT, Guarantee.MAX_WEIGHT) : IoWeight.KERNEL_DEFAULT;
+                IoCostWeight dflt = hasDefault ? new IoCostWeight(data.consumeInt(IoCostWeight.MIN, IoCostWeight.MAX))
+                        : IoCostWeight.DEFAULT;
                 StringBuilder text = new StringBuilder(hasDefault ? "default " + dflt + "\n" : "");
-                Map<DeviceNumber, Integer> devices = new LinkedHashMap<>();
+                Map<DeviceNumber, IoCostWeight> devices = new LinkedHashMap<>();
                 for (int n = data.consumeInt(0, 6); n > 0; n--) {
                     DeviceNumber device = device(data);
-                    int weight = data.consumeInt(Guarantee.MIN_WEIGHT, Guarantee.MAX_WEIGHT);
+                    IoCostWeight weight = new IoCostWeight(data.consumeInt(IoCostWeight.MIN, IoCostWeight.MAX));
                     devices.put(device, weight);
                     text.append(device).append(' ').append(weight).append('\n');
                 }

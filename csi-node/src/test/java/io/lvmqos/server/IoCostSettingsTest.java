@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lvmqos.guarantee.IoCostEnabler;
 import io.lvmqos.volume.DiskCapacity;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +39,18 @@ class IoCostSettingsTest {
         assertEquals(Optional.of("ctrl=user model=linear rrandiops=380 wrandiops=380"), ioCost.modelFor("fast"));
         assertEquals("ctrl=user min=50 max=150", ioCost.qosFor("fast"));
         assertEquals(DiskCapacity.symmetric(OptionalLong.of(400), OptionalLong.of(200L << 20)), ioCost.capacities().get("fast"));
+    }
+
+    @Test
+    void eachGroupIsAskedOfTheEnablerInTheOrderGiven() {
+        IoCostSettings ioCost = settings("--io-cost", "slow", "--io-cost", "fast",
+                "--io-cost-model", "fast:ctrl=user model=linear rrandiops=380 wrandiops=380",
+                "--io-capacity", "fast:iops=400").ioCost();
+        assertEquals(List.of(
+                new IoCostEnabler.Asked("slow", Optional.empty(), IoCostSettings.DEFAULT_QOS, Optional.empty()),
+                new IoCostEnabler.Asked("fast", Optional.of("ctrl=user model=linear rrandiops=380 wrandiops=380"),
+                        IoCostSettings.DEFAULT_QOS, Optional.of(DiskCapacity.symmetric(OptionalLong.of(400),
+                                OptionalLong.empty())))), ioCost.asked());
     }
 
     @Test

@@ -114,7 +114,7 @@ public class DiskShapesCheck {
         for (QosClass qos : classes) {
             all.add(publish(group, "neighbour" + all.size(), Map.of(), qos));
         }
-        Thread.sleep(io.lvmqos.node.PodShares.REBALANCE_PERIOD.toMillis() * 2);
+        Thread.sleep(io.lvmqos.guarantee.PodShares.REBALANCE_PERIOD.toMillis() * 2);
         List<List<String>> jobs = new ArrayList<>();
         for (int i = 0; i < all.size(); i++) {
             Published p = all.get(i);

@@ -23,7 +23,7 @@ import io.lvmqos.e2e.qemu.QemuMonitorRequests;
 import io.lvmqos.e2e.uml.GuestCommand;
 import io.lvmqos.e2e.uml.GuestEnv;
 import io.lvmqos.guarantee.CostModel;
-import io.lvmqos.node.PodShares;
+import io.lvmqos.guarantee.PodShares;
 import io.lvmqos.volume.LvmNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

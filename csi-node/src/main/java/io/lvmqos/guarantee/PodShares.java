@@ -1,4 +1,4 @@
-package io.lvmqos.node;
+package io.lvmqos.guarantee;
 
 import io.lvmqos.cgroup.IoCost;
 import io.lvmqos.cgroup.IoWeights;
@@ -6,9 +6,9 @@ import io.lvmqos.cgroup.PodCgroups;
 import io.lvmqos.device.BackingDisks;
 import io.lvmqos.device.DeviceNumber;
 import io.lvmqos.errors.DriverException;
-import io.lvmqos.guarantee.FloorWatch;
 import io.lvmqos.mount.MountTable;
 import io.lvmqos.volume.Guarantee;
+import io.lvmqos.volume.IoCostWeight;
 import io.lvmqos.volume.GuaranteePolicy;
 import io.lvmqos.volume.ManagedVolume;
 import io.lvmqos.volume.PodLimitsApplier;
@@ -58,7 +58,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
     public static final Duration REBALANCE_PERIOD = Duration.ofSeconds(2);
 
     private final VolumeCatalog catalog;
-    private final PodLimits pods;
+    private final PublishedPods pods;
     private final PodCgroups cgroups;
     private final MountTable mountTable;
     private final IoWeights weights;
@@ -72,7 +72,7 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
             Thread.ofPlatform().daemon().name("io-cost-weights").factory());
     private boolean warnedOnce;
 
-    public PodShares(VolumeCatalog catalog, PodLimits pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
+    public PodShares(VolumeCatalog catalog, PublishedPods pods, PodCgroups cgroups, MountTable mountTable, IoWeights weights,
                      IoCost ioCost, BackingDisks disks, GuaranteePolicy policy, FloorWatch floorWatch) {
         this.catalog = catalog;
         this.pods = pods;
@@ -216,10 +216,10 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
             }
             boolean changed = false;
             // ancestors first: a pod's line is written once its parents already carry theirs
-            List<Map.Entry<Path, Integer>> wanted = result.weights().entrySet().stream()
+            List<Map.Entry<Path, IoCostWeight>> wanted = result.weights().entrySet().stream()
                     .sorted(Map.Entry.comparingByKey((a, b) -> Integer.compare(a.getNameCount(), b.getNameCount())))
                     .toList();
-            for (Map.Entry<Path, Integer> line : wanted) {
+            for (Map.Entry<Path, IoCostWeight> line : wanted) {
                 if (!line.getValue().equals(weights.read(line.getKey()).perDevice().get(disk))) {
                     weights.set(line.getKey(), disk, line.getValue());
                     changed = true;
@@ -286,18 +286,26 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
 
     /** One claim per pod using a volume with a guarantee on the disk: its largest weight, its floors' share summed. */
     private Map<Path, ShareCalculator.Claim> claimsOn(List<Use> uses) {
-        Map<Path, Integer> weightOf = new LinkedHashMap<>();
+        Map<Path, Optional<IoCostWeight>> weightOf = new LinkedHashMap<>();
         Map<Path, Double> shareOf = new LinkedHashMap<>();
         for (Use use : uses) {
             Guarantee guarantee = use.volume().qos().guarantee();
             double share = policy.declared(use.volume().id().volumeGroup()).share(guarantee);
-            weightOf.merge(use.cgroup(), guarantee.weight().orElse(0), Math::max);
+            weightOf.merge(use.cgroup(), guarantee.weight(), PodShares::larger);
             shareOf.merge(use.cgroup(), share, Double::sum);
         }
         Map<Path, ShareCalculator.Claim> claims = new LinkedHashMap<>();
         weightOf.forEach((cgroup, weight) -> claims.put(cgroup, new ShareCalculator.Claim(cgroup,
-                weight > 0 ? weight : weights.read(cgroup).defaultWeight(), shareOf.get(cgroup))));
+                weight.orElseGet(() -> weights.read(cgroup).defaultWeight()), shareOf.get(cgroup))));
         return claims;
+    }
+
+    /** The larger of two volumes' weights for one pod; a volume without one leaves the other's. */
+    private static Optional<IoCostWeight> larger(Optional<IoCostWeight> a, Optional<IoCostWeight> b) {
+        if (a.isEmpty() || b.isEmpty()) {
+            return a.or(() -> b);
+        }
+        return a.get().value() >= b.get().value() ? a : b;
     }
 
     private Optional<Set<DeviceNumber>> disksOf(ManagedVolume volume) {
@@ -329,12 +337,12 @@ public final class PodShares implements PodLimitsApplier, AutoCloseable {
             }
 
             @Override
-            public int defaultWeight(Path cgroup) {
+            public IoCostWeight defaultWeight(Path cgroup) {
                 return weights.read(cgroup).defaultWeight();
             }
 
             @Override
-            public int weightOn(Path cgroup, DeviceNumber disk) {
+            public IoCostWeight weightOn(Path cgroup, DeviceNumber disk) {
                 return weights.read(cgroup).on(disk);
             }
         };

@@ -1,10 +1,11 @@
-package io.lvmqos.node;
+package io.lvmqos.guarantee;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.volume.IoCostWeight;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,7 +26,7 @@ class ShareCalculatorTest {
     /** A cgroup tree in memory, every weight the kernel's default unless set. */
     static final class Tree implements ShareCalculator.Tree {
         final Map<Path, List<Path>> children = new HashMap<>();
-        final Map<Path, Integer> weights = new HashMap<>();
+        final Map<Path, IoCostWeight> weights = new HashMap<>();
 
         Tree add(Path... cgroups) {
             for (Path cgroup : cgroups) {
@@ -41,17 +42,17 @@ class ShareCalculatorTest {
         }
 
         @Override
-        public int defaultWeight(Path cgroup) {
-            return 100;
+        public IoCostWeight defaultWeight(Path cgroup) {
+            return IoCostWeight.DEFAULT;
         }
 
         @Override
-        public int weightOn(Path cgroup, DeviceNumber disk) {
-            return weights.getOrDefault(cgroup, 100);
+        public IoCostWeight weightOn(Path cgroup, DeviceNumber disk) {
+            return weights.getOrDefault(cgroup, IoCostWeight.DEFAULT);
         }
 
         /** The share io.cost gives the cgroup with every cgroup of the tree busy, under these weights. */
-        double share(Path cgroup, Map<Path, Integer> written) {
+        double share(Path cgroup, Map<Path, IoCostWeight> written) {
             double share = 1;
             for (Path at = cgroup; !at.equals(ROOT); at = at.getParent()) {
                 double mine = weight(at, written);
@@ -64,9 +65,13 @@ class ShareCalculatorTest {
             return share;
         }
 
-        private double weight(Path cgroup, Map<Path, Integer> written) {
-            return written.getOrDefault(cgroup, weightOn(cgroup, DISK));
+        private double weight(Path cgroup, Map<Path, IoCostWeight> written) {
+            return written.getOrDefault(cgroup, weightOn(cgroup, DISK)).value();
         }
+    }
+
+    private static IoCostWeight w(int value) {
+        return new IoCostWeight(value);
     }
 
     static Tree kubeletNode() {
@@ -80,10 +85,10 @@ class ShareCalculatorTest {
         Tree tree = kubeletNode();
         Path pod = BURSTABLE.resolve("podA");
         ShareCalculator.Result result = ShareCalculator.weights(ROOT, DISK,
-                List.of(new ShareCalculator.Claim(pod, 100, 0.5)), tree);
+                List.of(new ShareCalculator.Claim(pod, w(100), 0.5)), tree);
         // the unpromised half is shared as the default weights share it: podA's own eighth of it
         assertEquals(0.5 + 0.5 * 0.125, tree.share(pod, result.weights()), 1e-2);
-        assertEquals(Map.of(KUBEPODS, 300, BURSTABLE, 500, pod, 900), result.weights());
+        assertEquals(Map.of(KUBEPODS, w(300), BURSTABLE, w(500), pod, w(900)), result.weights());
         assertTrue(result.clamped().isEmpty());
     }
 
@@ -91,7 +96,7 @@ class ShareCalculatorTest {
     void cgroupsOffThePathKeepTheirWeights() {
         Tree tree = kubeletNode();
         ShareCalculator.Result result = ShareCalculator.weights(ROOT, DISK,
-                List.of(new ShareCalculator.Claim(BURSTABLE.resolve("podA"), 100, 0.5)), tree);
+                List.of(new ShareCalculator.Claim(BURSTABLE.resolve("podA"), w(100), 0.5)), tree);
         for (Path untouched : List.of(SYSTEM, BESTEFFORT, BURSTABLE.resolve("podB"), BESTEFFORT.resolve("podC"))) {
             assertFalse(result.weights().containsKey(untouched), untouched + " was given a weight");
         }
@@ -103,7 +108,7 @@ class ShareCalculatorTest {
         Path a = BURSTABLE.resolve("podA");
         Path c = BESTEFFORT.resolve("podC");
         ShareCalculator.Result result = ShareCalculator.weights(ROOT, DISK,
-                List.of(new ShareCalculator.Claim(a, 100, 0.3), new ShareCalculator.Claim(c, 100, 0.4)), tree);
+                List.of(new ShareCalculator.Claim(a, w(100), 0.3), new ShareCalculator.Claim(c, w(100), 0.4)), tree);
         assertTrue(tree.share(a, result.weights()) >= 0.3, "podA " + tree.share(a, result.weights()));
         assertTrue(tree.share(c, result.weights()) >= 0.4, "podC " + tree.share(c, result.weights()));
         // the rest still gets the unpromised 30 % as the default weights would share it
@@ -116,8 +121,8 @@ class ShareCalculatorTest {
         Tree tree = kubeletNode();
         Path pod = BURSTABLE.resolve("podA");
         ShareCalculator.Result result = ShareCalculator.weights(ROOT, DISK,
-                List.of(new ShareCalculator.Claim(pod, 800, 0)), tree);
-        assertEquals(Map.of(pod, 800), result.weights());
+                List.of(new ShareCalculator.Claim(pod, w(800), 0)), tree);
+        assertEquals(Map.of(pod, w(800)), result.weights());
     }
 
     @Test
@@ -126,8 +131,8 @@ class ShareCalculatorTest {
         Path a = BURSTABLE.resolve("podA");
         Path b = BURSTABLE.resolve("podB");
         ShareCalculator.Result result = ShareCalculator.weights(ROOT, DISK,
-                List.of(new ShareCalculator.Claim(a, 100, 0.5), new ShareCalculator.Claim(b, 800, 0)), tree);
-        assertEquals(800, result.weights().get(b));
+                List.of(new ShareCalculator.Claim(a, w(100), 0.5), new ShareCalculator.Claim(b, w(800), 0)), tree);
+        assertEquals(w(800), result.weights().get(b));
         assertTrue(tree.share(a, result.weights()) >= 0.5, "podA " + tree.share(a, result.weights()));
     }
 
@@ -139,8 +144,8 @@ class ShareCalculatorTest {
         }
         Path pod = BURSTABLE.resolve("podA");
         ShareCalculator.Result result = ShareCalculator.weights(ROOT, DISK,
-                List.of(new ShareCalculator.Claim(pod, 100, 0.9)), tree);
-        assertEquals(10000, result.weights().get(pod));
+                List.of(new ShareCalculator.Claim(pod, w(100), 0.9)), tree);
+        assertEquals(w(10000), result.weights().get(pod));
         assertEquals(List.of(pod), result.clamped());
     }
 

@@ -1,7 +1,7 @@
-package io.lvmqos.node;
+package io.lvmqos.guarantee;
 
 import io.lvmqos.device.DeviceNumber;
-import io.lvmqos.volume.Guarantee;
+import io.lvmqos.volume.IoCostWeight;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -49,10 +49,10 @@ public final class ShareCalculator {
         List<Path> children(Path cgroup);
 
         /** The cgroup's default weight (its io.weight "default" line). */
-        int defaultWeight(Path cgroup);
+        IoCostWeight defaultWeight(Path cgroup);
 
         /** The weight the cgroup has on the disk now: its own line for the disk, else its default. */
-        int weightOn(Path cgroup, DeviceNumber disk);
+        IoCostWeight weightOn(Path cgroup, DeviceNumber disk);
     }
 
     /**
@@ -62,18 +62,18 @@ public final class ShareCalculator {
      *     the disk, else its cgroup's default
      * @param share the disk share its volumes' floors promise, 0 for none
      */
-    public record Claim(Path cgroup, int baseWeight, double share) {
+    public record Claim(Path cgroup, IoCostWeight baseWeight, double share) {
     }
 
     /**
      * @param weights each cgroup's weight on the disk: the pods' own and the floored pods' ancestors'
      * @param clamped the cgroups whose weight the kernel's range cut short of the floor's
      */
-    public record Result(Map<Path, Integer> weights, List<Path> clamped) {
+    public record Result(Map<Path, IoCostWeight> weights, List<Path> clamped) {
     }
 
     public static Result weights(Path root, DeviceNumber disk, Collection<Claim> claims, Tree tree) {
-        Map<Path, Integer> weights = new LinkedHashMap<>();
+        Map<Path, IoCostWeight> weights = new LinkedHashMap<>();
         List<Path> clamped = new ArrayList<>();
         Map<Path, Claim> byCgroup = new HashMap<>();
         double promised = 0;
@@ -121,11 +121,10 @@ public final class ShareCalculator {
                 double exact = othersThere ? target * siblingsBase / (unpromised * parent.base())
                         : target / parent.target() * siblingsBase;
                 long rounded = Math.round(exact);
-                int weight = (int) Math.max(Guarantee.MIN_WEIGHT, Math.min(Guarantee.MAX_WEIGHT, rounded));
-                if (rounded > Guarantee.MAX_WEIGHT) {
+                if (rounded > IoCostWeight.MAX) {
                     clamped.add(child);
                 }
-                weights.put(child, weight);
+                weights.put(child, IoCostWeight.nearest(rounded));
                 if (!byCgroup.containsKey(child)) {
                     pending.addLast(new Level(child, base, target));
                 }
@@ -138,8 +137,8 @@ public final class ShareCalculator {
     private static double baseWeight(Path cgroup, DeviceNumber disk, Map<Path, Claim> claims, Set<Path> onPath, Tree tree) {
         Claim claim = claims.get(cgroup);
         if (claim != null) {
-            return claim.baseWeight();
+            return claim.baseWeight().value();
         }
-        return onPath.contains(cgroup) ? tree.defaultWeight(cgroup) : tree.weightOn(cgroup, disk);
+        return (onPath.contains(cgroup) ? tree.defaultWeight(cgroup) : tree.weightOn(cgroup, disk)).value();
     }
 }

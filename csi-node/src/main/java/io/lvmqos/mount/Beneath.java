@@ -42,9 +42,14 @@ public final class Beneath {
     static final long RESOLVE_NO_SYMLINKS = 0x04;
     static final long RESOLVE_BENEATH = 0x08;
     private static final int S_IFMT = 0170000;
+    static final int AT_EMPTY_PATH = 0x1000;
+    static final int AT_SYMLINK_NOFOLLOW = 0x100;
     static final int STATX_TYPE = 0x1;
-    /** stx_mode's offset in struct statx. */
+    static final int STATX_MNT_ID_UNIQUE = 0x4000;
+    /** struct statx's size, and the offsets of stx_mode and stx_mnt_id in it. */
+    static final int STATX_SIZE = 256;
     static final int STX_MODE = 28;
+    static final int STX_MNT_ID = 0x90;
     static final int S_IFDIR = 0040000;
     static final int S_IFREG = 0100000;
     static final int S_IFLNK = 0120000;
@@ -111,9 +116,9 @@ public final class Beneath {
          * ({@link #uniqueMountId}).
          */
         public int type() {
-            ByteBuffer statx = statx(STATX_TYPE | StatMount.STATX_MNT_ID_UNIQUE);
-            if ((statx.getInt(0) & StatMount.STATX_MNT_ID_UNIQUE) != 0) {
-                uniqueMountId = OptionalLong.of(statx.getLong(StatMount.STX_MNT_ID));
+            ByteBuffer statx = statx(STATX_TYPE | STATX_MNT_ID_UNIQUE);
+            if ((statx.getInt(0) & STATX_MNT_ID_UNIQUE) != 0) {
+                uniqueMountId = OptionalLong.of(statx.getLong(STX_MNT_ID));
             }
             return Short.toUnsignedInt(statx.getShort(STX_MODE)) & S_IFMT;
         }
@@ -121,19 +126,19 @@ public final class Beneath {
         /** The unique id of the mount the descriptor is on (statx, STATX_MNT_ID_UNIQUE), read once. */
         long uniqueMountId() {
             if (uniqueMountId.isEmpty()) {
-                ByteBuffer statx = statx(StatMount.STATX_MNT_ID_UNIQUE);
-                if ((statx.getInt(0) & StatMount.STATX_MNT_ID_UNIQUE) == 0) {
+                ByteBuffer statx = statx(STATX_MNT_ID_UNIQUE);
+                if ((statx.getInt(0) & STATX_MNT_ID_UNIQUE) == 0) {
                     throw DriverException.internal("statx did not report a unique mount id (a kernel before 6.8)");
                 }
-                uniqueMountId = OptionalLong.of(statx.getLong(StatMount.STX_MNT_ID));
+                uniqueMountId = OptionalLong.of(statx.getLong(STX_MNT_ID));
             }
             return uniqueMountId.getAsLong();
         }
 
         /** statx(2) of the descriptor itself (not following a symlink it is open on): struct statx. */
         private ByteBuffer statx(int mask) {
-            byte[] buf = new byte[StatMount.STATX_SIZE];
-            if (libc.statx(fd, "", StatMount.AT_EMPTY_PATH | StatMount.AT_SYMLINK_NOFOLLOW, mask, buf) != 0) {
+            byte[] buf = new byte[STATX_SIZE];
+            if (libc.statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, buf) != 0) {
                 throw ErrnoStatus.failure("statx of descriptor " + fd, lastError.getAsInt());
             }
             return ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder());

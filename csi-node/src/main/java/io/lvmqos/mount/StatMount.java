@@ -31,11 +31,6 @@ public final class StatMount {
     public static final String PROPERTY = "lvmqos.mountinfo";
 
     static final long SYS_STATMOUNT = 457; // x86_64, include/uapi/asm-generic and arch/x86 syscall_64.tbl
-    static final int AT_EMPTY_PATH = 0x1000;
-    static final int AT_SYMLINK_NOFOLLOW = 0x100;
-    static final int STATX_MNT_ID_UNIQUE = 0x4000;
-    static final int STATX_SIZE = 256;
-    static final int STX_MNT_ID = 0x90;
     /** struct mnt_id_req as first published: size, spare, mnt_id, param. */
     static final int MNT_ID_REQ_SIZE_VER0 = 24;
     static final long SB_BASIC = 0x1;

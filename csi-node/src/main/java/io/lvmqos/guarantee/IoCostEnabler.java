@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,15 +58,17 @@ public final class IoCostEnabler {
     /**
      * io.cost on for every group asked, as far as it can be had.
      *
-     * @param cgroups the node's cgroup mode: v1 has no io.cost
+     * @param cgroups the node's cgroup mode (v1 has no io.cost), asked only when a group is: finding it
+     *        fails where no cgroup I/O controller is mounted, which a plugin asked for no guarantee
+     *        may start without (the image's training run does)
      * @param cgroupRoot where io.cost.qos is looked for, named when the kernel has none
      */
-    public GuaranteePolicy enable(List<Asked> asked, CgroupMode cgroups, Path cgroupRoot) {
+    public GuaranteePolicy enable(List<Asked> asked, Supplier<CgroupMode> cgroups, Path cgroupRoot) {
         if (asked.isEmpty()) {
             return GuaranteePolicy.NONE;
         }
         List<String> groups = asked.stream().map(Asked::group).toList();
-        if (cgroups != CgroupMode.V2) {
+        if (cgroups.get() != CgroupMode.V2) {
             return refusedEverywhere(groups, "this node runs cgroup v1, which has no io.cost and no io.weight");
         }
         if (!ioCost.available()) {

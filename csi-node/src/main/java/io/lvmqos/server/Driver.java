@@ -101,7 +101,7 @@ public final class Driver {
         IoCost ioCost = new IoCost(settings.cgroupRoot());
         IoCostModels models = new IoCostModels(lvm, backingDisks, ioCost, Path.of("/sys"));
         GuaranteePolicy guarantees = new IoCostEnabler(ioCost, models)
-                .enable(settings.ioCost().asked(), podCgroups.mode(), settings.cgroupRoot());
+                .enable(settings.ioCost().asked(), podCgroups::mode, settings.cgroupRoot());
         FloorWatch floorWatch = new FloorWatch(FloorWatch.cgroupFs(Path.of("/sys"), Clock.systemUTC()));
         PodShares podShares = new PodShares(catalog, podLimits, podCgroups, mountTable,
                 new IoWeights(settings.cgroupRoot()), ioCost, backingDisks, guarantees, floorWatch);

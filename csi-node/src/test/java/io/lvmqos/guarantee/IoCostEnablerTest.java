@@ -50,18 +50,20 @@ class IoCostEnablerTest {
 
     @Test
     void nothingAskedIsNoIoCostAnywhere() {
-        assertSame(GuaranteePolicy.NONE, enabler().enable(List.of(), CgroupMode.V2, cgroupRoot));
+        assertSame(GuaranteePolicy.NONE, enabler().enable(List.of(), () -> {
+            throw new AssertionError("the cgroup mode is asked for though no group is");
+        }, cgroupRoot));
     }
 
     @Test
     void cgroupV1RefusesEveryGuaranteeNamingWhy() {
-        String refusal = refusal(enabler().enable(FAST, CgroupMode.V1, cgroupRoot));
+        String refusal = refusal(enabler().enable(FAST, () -> CgroupMode.V1, cgroupRoot));
         assertTrue(refusal.contains("this node runs cgroup v1, which has no io.cost"), refusal);
     }
 
     @Test
     void aKernelWithoutIoCostRefusesEveryGuaranteeNamingTheFile() {
-        String refusal = refusal(enabler().enable(FAST, CgroupMode.V2, cgroupRoot));
+        String refusal = refusal(enabler().enable(FAST, () -> CgroupMode.V2, cgroupRoot));
         assertTrue(refusal.contains(cgroupRoot.resolve("io.cost.qos") + " does not exist"), refusal);
     }
 }

@@ -15,7 +15,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +38,11 @@ public final class Lvm {
 
     /** The start of the name of the thin LV made and removed to have lvm drop a finished pool's queue. */
     public static final String QUEUE_DROP_PREFIX = "lvmqos_queue_drop_";
+    /**
+     * The start of the name of the LV that holds a copy of a thin pool's metadata while the driver
+     * finishes the pool's change with the pool inactive ({@link ThinPools}); the pool's name follows.
+     */
+    public static final String METADATA_COPY_PREFIX = "lvmqos_pool_meta_";
 
     // Reports queue behind other commands on the VG lock; the caller's RPC deadline bounds them anyway.
     private static final Duration REPORT_TIMEOUT = Duration.ofSeconds(120);
@@ -53,6 +64,12 @@ public final class Lvm {
     private final Optional<LvmShells> shells;
     private final ConcurrentHashMap<String, Changes> changes = new ConcurrentHashMap<>();
     private final ThinPools thinPools;
+    /**
+     * Open unless {@link #holdChangesForStartCheck} closed it, until {@link #checkingAtStart} has
+     * run: a change of any thread but the start's waits for it (see there).
+     */
+    private volatile CompletableFuture<Void> startChecked = CompletableFuture.completedFuture(null);
+    private volatile Thread startChecker;
 
     /**
      * How many metadata changes this driver has started and finished on a volume group: two equal
@@ -429,6 +446,7 @@ public final class Lvm {
      * counted in {@link #changes} from before it is queued until it has ended, however it ended.
      */
     private CommandResult runChange(String volumeGroup, List<String> args) {
+        awaitStartChecks();
         changes.merge(volumeGroup, new Changes(1, 0), (a, b) -> new Changes(a.started() + 1, a.finished()));
         try {
             Command command = Command.of(lvm, CHANGE_TIMEOUT, args).withStopGrace(CHANGE_STOP_GRACE);
@@ -465,7 +483,7 @@ public final class Lvm {
                 ? LvmFailure.POOL_CHANGE_HALF_SENT.line(result) : Optional.empty();
         Optional<String> kernelPool = line.flatMap(HalfSentPoolChange::kernelPoolOf);
         Optional<String> finished = kernelPool.flatMap(target -> thinPools.finishRefusedChange(volumeGroup, target,
-                line.get(), recordedPools(volumeGroup)));
+                line.get(), recordedPools(volumeGroup), new PoolMetadataLvs(volumeGroup)));
         if (finished.isEmpty()) {
             return result;
         }
@@ -499,10 +517,55 @@ public final class Lvm {
     }
 
     /**
-     * Finishes the changes of the group's active thin pools that a killed lvm left half sent, when
-     * the driver starts: before a command on the host (dmeventd's autoextend of a filling pool among
-     * them) fails on one, not only at the driver's next change of the pool. Within the group's change
-     * turn. Returns the pools finished.
+     * Has every change wait, from now (before the driver's socket opens) until {@link #checkingAtStart}
+     * has run. lvm's first removal in a pool that a kill or power cut left half sent commits the
+     * removal, replays the done create, and fails: the removed LV's device stays in the pool while
+     * LVM no longer records it, and no change of the pool can be finished exactly from then on. So
+     * no change of a call may come before the start has finished such pools.
+     */
+    public void holdChangesForStartCheck() {
+        startChecked = new CompletableFuture<>();
+    }
+
+    /** Runs the start's {@code checks}, whose changes do not wait; then lets every change go, however they ended. */
+    public void checkingAtStart(Runnable checks) {
+        startChecker = Thread.currentThread();
+        try {
+            checks.run();
+        } finally {
+            startChecker = null;
+            startChecked.complete(null);
+        }
+    }
+
+    /** Waits, within the call's deadline, until the start's checks have run. */
+    private void awaitStartChecks() {
+        CompletableFuture<Void> checked = startChecked;
+        if (checked.isDone() || Thread.currentThread() == startChecker) {
+            return;
+        }
+        Duration wait = runner.callDeadline().remaining().orElse(CHANGE_TIMEOUT);
+        try {
+            checked.get(Math.max(0, wait.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw DriverException.unavailable("the driver is still finishing, after its start, thin pool changes that"
+                    + " a kill or power cut left half sent; retry");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw DriverException.aborted("waiting for the start's thin pool checks was interrupted: the driver is "
+                    + "shutting down");
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the start's checks are only ever completed normally", e);
+        }
+    }
+
+    /**
+     * Finishes the changes of the group's thin pools that a killed lvm or a power cut left half sent,
+     * when the driver starts: before its first removal in such a pool (see
+     * {@link #holdChangesForStartCheck}), and before a command on the host (dmeventd's autoextend of
+     * a filling pool among them) fails on one. Active pools are read through a metadata snapshot,
+     * inactive ones through their metadata LV, which lvm activates on its own, read-only. Within the
+     * group's change turn. Returns the pools finished.
      */
     public List<String> finishHalfSentPoolChanges(String volumeGroup) {
         return finishHalfSentPoolChanges(volumeGroup, "found at start");
@@ -516,15 +579,105 @@ public final class Lvm {
      */
     public List<String> finishHalfSentPoolChanges(String volumeGroup, String cause) {
         return limiter.runChange(volumeGroup, CHANGE_TIMEOUT, () -> {
-            List<String> finished = thinPools.finishHalfSentChanges(volumeGroup, recordedPools(volumeGroup), cause);
+            List<String> finished = thinPools.finishHalfSentChanges(volumeGroup, recordedPools(volumeGroup), cause,
+                    new PoolMetadataLvs(volumeGroup));
             finished.forEach(pool -> dropFinishedQueue(volumeGroup, pool));
             return finished;
         });
     }
 
+    /**
+     * An inactive pool's metadata LV, through lvm, for {@link ThinPools}: within the group's change
+     * turn, which the caller holds.
+     */
+    private final class PoolMetadataLvs implements ThinPools.InactiveMetadata {
+
+        private final String volumeGroup;
+
+        PoolMetadataLvs(String volumeGroup) {
+            this.volumeGroup = volumeGroup;
+        }
+
+        /**
+         * lvm's component activation: the metadata LV of a pool that is not active, on its own and
+         * read-only (lvm refuses it while the pool or any of its thin LVs is active).
+         */
+        @Override
+        public <T> T reading(String pool, Function<Path, T> read) {
+            String component = volumeGroup + "/" + pool + "_tmeta";
+            changeHere(List.of("lvchange", "--yes", "--activate", "y", "--", component));
+            try {
+                return read.apply(new DeviceMapperName(volumeGroup, pool + "_tmeta").path());
+            } finally {
+                // left active, it would stop the pool's activation; runActivatingPool deactivates it then
+                CommandResult deactivated = runHere(volumeGroup, command(CHANGE_TIMEOUT, "lvchange", "--activate", "n",
+                        "--", component));
+                if (!deactivated.succeeded()) {
+                    log.warn("could not deactivate {} after reading it: {}", component, deactivated.diagnostic());
+                }
+            }
+        }
+
+        /**
+         * The copy is an LV of the group ({@link #METADATA_COPY_PREFIX} and the pool's name), so it
+         * needs the metadata LV's size free in the group; {@code lvconvert --poolmetadata} swaps it
+         * in by one commit of LVM's metadata, after which the LV of that name holds the replaced
+         * metadata. A copy a killed run left, before or after its swap, is removed first.
+         */
+        @Override
+        public void replacing(String pool, BiConsumer<Path, Path> write) {
+            String copy = METADATA_COPY_PREFIX + pool;
+            removeCopyIfPresent(copy);
+            CommandResult size = runHere(volumeGroup, lvsReport(LvmReport.POOL_METADATA_FIELDS,
+                    volumeGroup + "/" + pool));
+            if (!size.succeeded()) {
+                throw LvmFailure.classify(size);
+            }
+            long bytes = LvmReport.metadataSize(size.stdout());
+            CommandResult made = runHere(volumeGroup, command(CHANGE_TIMEOUT, "lvcreate", "--yes", "--activate", "y",
+                    "--wipesignatures", "n", "--name", copy, "--size", bytes + "b", "--", volumeGroup));
+            if (!made.succeeded()) {
+                DriverException failure = LvmFailure.classify(made);
+                throw failure instanceof DriverException.ResourceExhausted
+                        ? DriverException.resourceExhausted("thin pool " + volumeGroup + "/" + pool + " has a change "
+                        + "left half sent, and finishing it with the pool inactive needs " + bytes + " bytes free in the "
+                        + "group for a copy of its metadata: " + failure.getMessage())
+                        : failure;
+            }
+            reading(pool, metadata -> {
+                write.accept(metadata, new DeviceMapperName(volumeGroup, copy).path());
+                return null;
+            });
+            changeHere(List.of("lvchange", "--activate", "n", "--", volumeGroup + "/" + copy));
+            changeHere(List.of("lvconvert", "--yes", "--thinpool", volumeGroup + "/" + pool, "--poolmetadata",
+                    volumeGroup + "/" + copy));
+            changeHere(removal(volumeGroup, copy));
+        }
+
+        private void removeCopyIfPresent(String copy) {
+            CommandResult removed = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, removal(volumeGroup, copy)));
+            if (removed.succeeded()) {
+                log.info("removed {}/{}, a copy of thin pool metadata that an earlier finish left", volumeGroup, copy);
+            } else if (!LvmFailure.LOGICAL_VOLUME_NOT_FOUND.isWhy(removed)) {
+                throw LvmFailure.classify(removed);
+            }
+        }
+
+        private void changeHere(List<String> args) {
+            CommandResult result = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args));
+            if (!result.succeeded()) {
+                throw LvmFailure.classify(result);
+            }
+        }
+    }
+
     /** The group's thin pools as LVM's metadata records them; read within a turn the caller holds. */
     private List<HalfSentPoolChange.Recorded> recordedPools(String volumeGroup) {
         CommandResult report = runHere(volumeGroup, lvsReport(LvmReport.POOL_TRANSACTION_FIELDS, volumeGroup));
+        if (LvmFailure.VOLUME_GROUP_NOT_FOUND.isWhy(report)) {
+            // no group, no pools: the health check says the group is missing
+            return List.of();
+        }
         if (!report.succeeded()) {
             throw LvmFailure.classify(report);
         }

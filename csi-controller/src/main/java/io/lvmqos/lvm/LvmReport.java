@@ -147,6 +147,18 @@ final class LvmReport {
         return List.copyOf(pools.values());
     }
 
+    /** What {@link #metadataSize} reads. */
+    static final List<String> POOL_METADATA_FIELDS = List.of("lv_name", "lv_metadata_size");
+
+    /** The size in bytes of the metadata LV of the one thin pool in a report made with {@link #POOL_METADATA_FIELDS}. */
+    static long metadataSize(String json) {
+        List<Row> rows = rows(json, "lv");
+        if (rows.isEmpty() || rows.getFirst().text("lv_metadata_size").isEmpty()) {
+            throw DriverException.internal("lvs reported no thin pool metadata size: " + json);
+        }
+        return Long.parseLong(rows.getFirst().text("lv_metadata_size"));
+    }
+
     /** The VG fields of an lvs report made with {@link #LV_AND_VG_FIELDS}; empty when it has no rows. */
     static Optional<VolumeGroup> groupOfLvReport(String json) {
         return rows(json, "lv").stream().findFirst().map(LvmReport::volumeGroup);

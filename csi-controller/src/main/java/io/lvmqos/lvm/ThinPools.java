@@ -5,7 +5,11 @@ import io.lvmqos.exec.Command;
 import io.lvmqos.exec.CommandResult;
 import io.lvmqos.exec.CommandRunner;
 import io.lvmqos.exec.Deadline;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -18,6 +22,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -39,6 +44,10 @@ import org.slf4j.LoggerFactory;
  * finishing a change that a killed lvm left half sent ({@link HalfSentPoolChange}) and finding the
  * thin LVs whose create LVM queued and no lvm sent. {@link Lvm} calls those within the group's
  * change turn, with LVM's record of the pools read in that turn.
+ *
+ * <p>A pool whose kernel target is not loaded (a power cut left the change half sent, and lvm's
+ * next change of the pool, refused, unloaded it again) is finished on its metadata instead: a copy
+ * with the transaction id moved, which LVM swaps in ({@link InactiveMetadata}).
  */
 public final class ThinPools {
 
@@ -50,6 +59,9 @@ public final class ThinPools {
     /** {@code <start> <length> thin-pool <transaction id> <used>/<total metadata> ...} */
     private static final Pattern STATUS = Pattern.compile("^\\d+ \\d+ thin-pool (\\d+) .*");
     private static final Pattern DEVICE = Pattern.compile("^\\s*<device dev_id=\"(\\d+)\"");
+    private static final Pattern SUPERBLOCK = Pattern.compile("^<superblock [^>]*\\btransaction=\"(\\d+)\"");
+    /** Copying a pool's metadata (at most 16 GiB) block for block; the caller's deadline shortens it. */
+    private static final Duration COPY_TIMEOUT = Duration.ofMinutes(30);
 
     private final CommandRunner runner;
     private final Function<String, Path> programs;
@@ -134,12 +146,30 @@ public final class ThinPools {
     }
 
     /**
+     * What lvm does for {@link ThinPools} to the metadata LV of a pool that is not active, which
+     * only lvm may activate and replace; {@link Lvm} does it within the group's change turn.
+     */
+    interface InactiveMetadata {
+
+        /** Runs {@code read} with the pool's metadata LV active on its own, read-only; deactivated after. */
+        <T> T reading(String pool, Function<Path, T> read);
+
+        /**
+         * Makes an LV of the size of the pool's metadata LV, runs {@code write} with the metadata
+         * and the new LV, both active, and has LVM swap the new LV in as the pool's metadata; the
+         * replaced one is removed.
+         */
+        void replacing(String pool, BiConsumer<Path, Path> write);
+    }
+
+    /**
      * Finishes the change of the pool whose kernel target lvm named in {@code said}, a refused
      * create of a change replayed; the pool when it was finished and the change that failed on it
-     * can run again, once LVM's queue is dropped. In the caller's change turn, {@code recorded} read in it.
+     * can run again, once LVM's queue is dropped. In the caller's change turn, {@code recorded} read
+     * in it. A pool whose target lvm left unloaded is finished through {@code inactive}.
      */
     Optional<String> finishRefusedChange(String volumeGroup, String kernelPool, String said,
-                                         List<HalfSentPoolChange.Recorded> recorded) {
+                                         List<HalfSentPoolChange.Recorded> recorded, InactiveMetadata inactive) {
         Optional<HalfSentPoolChange.Recorded> pool = recorded.stream()
                 .filter(p -> new DeviceMapperName(volumeGroup, p.pool()).layer("tpool").equals(kernelPool))
                 .findFirst();
@@ -147,28 +177,42 @@ public final class ThinPools {
             log.warn("lvm said \"{}\", and group {} has no thin pool of that device: left as it is", said, volumeGroup);
             return Optional.empty();
         }
-        Optional<String> refusal = finishHalfSent(volumeGroup, pool.get(),
-                transactionId(volumeGroup, pool.get().pool()), "lvm said \"" + said + "\"");
+        String cause = "lvm said \"" + said + "\"";
+        Optional<Long> kernelTransaction = transactionIdIfLoaded(volumeGroup, pool.get().pool());
+        Optional<String> refusal = kernelTransaction.isPresent()
+                ? finishHalfSent(volumeGroup, pool.get(), kernelTransaction.get(), cause)
+                : finishHalfSentOfInactive(volumeGroup, pool.get(), inactive.reading(pool.get().pool(),
+                        this::metadataOf), inactive, cause);
         refusal.ifPresent(why -> log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said,
                 volumeGroup, pool.get().pool(), why));
         return refusal.isEmpty() ? Optional.of(pool.get().pool()) : Optional.empty();
     }
 
     /**
-     * Finishes the changes of the group's active pools that a killed lvm left half sent, at the
-     * driver's start or when a retried create finds its LV ({@code cause}); the pools finished. In the caller's change turn, {@code recorded} read in it.
+     * Finishes the changes of the group's pools that a killed lvm or a power cut left half sent, at
+     * the driver's start or when a retried create finds its LV ({@code cause}); the pools finished.
+     * A pool the kernel holds is read through its metadata snapshot, one it does not hold through
+     * {@code inactive}. In the caller's change turn, {@code recorded} read in it.
      */
-    List<String> finishHalfSentChanges(String volumeGroup, List<HalfSentPoolChange.Recorded> recorded, String cause) {
+    List<String> finishHalfSentChanges(String volumeGroup, List<HalfSentPoolChange.Recorded> recorded, String cause,
+                                       InactiveMetadata inactive) {
         List<String> finished = new ArrayList<>();
         for (HalfSentPoolChange.Recorded pool : recorded) {
-            if (!pool.active()) {
-                continue;
+            Optional<String> refusal;
+            Optional<Long> kernelTransaction = transactionIdIfLoaded(volumeGroup, pool.pool());
+            if (kernelTransaction.isPresent()) {
+                if (HalfSentPoolChange.whyNotOneChangeBehind(pool, kernelTransaction.get()).isPresent()) {
+                    continue;
+                }
+                refusal = finishHalfSent(volumeGroup, pool, kernelTransaction.get(), cause);
+            } else {
+                Optional<KernelMetadata> kernel = readInactive(volumeGroup, pool.pool(), inactive);
+                if (kernel.isEmpty()
+                        || HalfSentPoolChange.whyNotOneChangeBehind(pool, kernel.get().transactionId()).isPresent()) {
+                    continue;
+                }
+                refusal = finishHalfSentOfInactive(volumeGroup, pool, kernel.get(), inactive, cause);
             }
-            long kernelTransaction = transactionId(volumeGroup, pool.pool());
-            if (HalfSentPoolChange.whyNotOneChangeBehind(pool, kernelTransaction).isPresent()) {
-                continue;
-            }
-            Optional<String> refusal = finishHalfSent(volumeGroup, pool, kernelTransaction, cause);
             if (refusal.isEmpty()) {
                 finished.add(pool.pool());
             } else {
@@ -179,6 +223,20 @@ public final class ThinPools {
             }
         }
         return finished;
+    }
+
+    /**
+     * The metadata of a pool the kernel does not hold; empty, and logged, when lvm will not activate
+     * its metadata LV on its own (the pool, or one of its components, was activated meanwhile).
+     */
+    private Optional<KernelMetadata> readInactive(String volumeGroup, String pool, InactiveMetadata inactive) {
+        try {
+            return Optional.of(inactive.reading(pool, this::metadataOf));
+        } catch (DriverException e) {
+            log.warn("could not read the metadata of inactive thin pool {}/{} to see whether a change was left half "
+                    + "sent: {}", volumeGroup, pool, e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** Empty when the pool's change was finished; otherwise why it was left as it is. */
@@ -199,6 +257,84 @@ public final class ThinPools {
         return Optional.empty();
     }
 
+    /**
+     * The same for a pool the kernel holds no target of. A power cut between a change's messages and
+     * its transaction id leaves the pool's metadata so; lvm's next change of the pool loads it,
+     * replays the done create, is refused and unloads it again, so no message can reach it. Its
+     * metadata is read with the pool inactive, and when it proves the change done (the same test as
+     * for a loaded pool) a block-for-block copy of it gets LVM's transaction id in its superblock,
+     * passes thin_check and holds the same devices, and only then does LVM swap it in. The pool's
+     * own metadata is never written: a kill at any step leaves it as it was, or swapped whole, and
+     * at most the copy's LV, which the next attempt removes.
+     */
+    private Optional<String> finishHalfSentOfInactive(String volumeGroup, HalfSentPoolChange.Recorded recorded,
+                                                      KernelMetadata kernel, InactiveMetadata inactive, String cause) {
+        String pool = recorded.pool();
+        Optional<String> refusal = HalfSentPoolChange.whyNotFinishable(recorded, kernel.transactionId(),
+                kernel.deviceIds());
+        if (refusal.isPresent()) {
+            return refusal;
+        }
+        inactive.replacing(pool, (metadata, copy) -> copyWithTransaction(metadata, copy, kernel,
+                recorded.transactionId()));
+        log.warn("finished a change of thin pool {}/{} that a power cut or kill left half sent ({}), with the pool "
+                + "inactive: its metadata held every device LVM records, and a copy of it with the transaction id moved "
+                + "from {} to {} was checked and swapped in", volumeGroup, pool, cause, kernel.transactionId(),
+                recorded.transactionId());
+        return Optional.empty();
+    }
+
+    /** A thin pool's metadata as thin_dump reads it off a device: its transaction id and thin devices. */
+    record KernelMetadata(long transactionId, Set<Long> deviceIds) {
+
+        KernelMetadata {
+            deviceIds = Set.copyOf(deviceIds);
+        }
+    }
+
+    /** What the pool metadata on {@code device}, which no kernel target uses, holds. */
+    private KernelMetadata metadataOf(Path device) {
+        return metadataOfDump(ran(Command.of(programs.apply("thin_dump"), TIMEOUT, "--skip-mappings",
+                device.toString())).stdout());
+    }
+
+    /**
+     * Copies the pool metadata on {@code metadata} to {@code copy} and moves the copy's transaction id
+     * from the one {@code kernel} read to {@code transactionId}; throws, leaving the copy to be
+     * removed, unless the copy then passes thin_check and holds the same devices.
+     */
+    private void copyWithTransaction(Path metadata, Path copy, KernelMetadata kernel, long transactionId) {
+        ran(Command.of(programs.apply("dd"), COPY_TIMEOUT, "if=" + metadata, "of=" + copy, "bs=1M",
+                "iflag=direct", "oflag=direct", "conv=fsync", "status=none"));
+        try (FileChannel device = FileChannel.open(copy, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer block = ByteBuffer.allocate(ThinPoolSuperblock.SIZE);
+            while (block.hasRemaining()) {
+                if (device.read(block, block.position()) < 0) {
+                    throw DriverException.internal("the copy of the pool's metadata on " + copy
+                            + " is shorter than a superblock");
+                }
+            }
+            ThinPoolSuperblock superblock = ThinPoolSuperblock.of(block.array());
+            if (superblock.transactionId() != kernel.transactionId()) {
+                throw DriverException.internal("the copy of the pool's metadata on " + copy + " holds transaction "
+                        + superblock.transactionId() + ", and thin_dump read " + kernel.transactionId());
+            }
+            ByteBuffer changed = ByteBuffer.wrap(superblock.withTransactionId(transactionId));
+            while (changed.hasRemaining()) {
+                device.write(changed, changed.position());
+            }
+            device.force(true);
+        } catch (IOException e) {
+            throw DriverException.internal("cannot rewrite the superblock of the pool metadata copy on " + copy, e);
+        }
+        ran(Command.of(programs.apply("thin_check"), COPY_TIMEOUT, copy.toString()));
+        KernelMetadata copied = metadataOf(copy);
+        if (!copied.equals(new KernelMetadata(transactionId, kernel.deviceIds()))) {
+            throw DriverException.internal("the copy of the pool's metadata on " + copy + " holds " + copied
+                    + " after its transaction id was moved to " + transactionId + ", not the devices " + kernel.deviceIds());
+        }
+    }
+
     /** The transaction id the pool's kernel metadata holds; empty when the kernel has no target of the pool. */
     private Optional<Long> transactionIdIfLoaded(String volumeGroup, String pool) {
         CommandResult result = runner.run(dmsetup("status", kernelTarget(volumeGroup, pool)));
@@ -206,12 +342,6 @@ public final class ThinPools {
             return Optional.empty();
         }
         return Optional.of(transactionOfStatus(succeeded(result).stdout().strip()));
-    }
-
-    /** The transaction id the pool's kernel metadata holds. */
-    private long transactionId(String volumeGroup, String pool) {
-        CommandResult result = ran(dmsetup("status", kernelTarget(volumeGroup, pool)));
-        return transactionOfStatus(result.stdout().strip());
     }
 
     /**
@@ -308,6 +438,15 @@ public final class ThinPools {
             }
         }
         return ids;
+    }
+
+    static KernelMetadata metadataOfDump(String xml) {
+        Matcher superblock = SUPERBLOCK.matcher(xml.lines().findFirst().orElse(""));
+        if (!superblock.find()) {
+            throw DriverException.internal("thin_dump printed no superblock first: \""
+                    + xml.lines().findFirst().orElse("") + "\"");
+        }
+        return new KernelMetadata(Long.parseLong(superblock.group(1)), deviceIdsOfDump(xml));
     }
 
     private Command message(String volumeGroup, String pool, String message) {

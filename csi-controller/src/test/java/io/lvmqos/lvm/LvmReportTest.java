@@ -110,6 +110,24 @@ class LvmReportTest {
                 LvmReport.recordedPools(json));
     }
 
+    /** As lvm 2.03.16 printed it in the guest for a pool of 200 MiB. */
+    @Test
+    void aPoolsMetadataSizeIsReadInBytes() {
+        String json = """
+                  {
+                      "report": [
+                          {
+                              "lv": [
+                                  {"lv_name":"pool", "lv_metadata_size":"4194304"}
+                              ]
+                          }
+                      ]
+                  }
+                """;
+        assertEquals(4194304, LvmReport.metadataSize(json));
+        assertThrows(DriverException.Internal.class, () -> LvmReport.metadataSize("{\"report\": [{\"lv\": []}]}"));
+    }
+
     /** A pool extended into a second segment has a row per segment: recorded once. */
     @Test
     void aPoolOfTwoSegmentsIsRecordedOnce() {

@@ -47,6 +47,21 @@ class ThinPoolsTest {
                 "<superblock uuid=\"\" time=\"0\" transaction=\"0\" flags=\"0\" version=\"2\">\n</superblock>\n"));
     }
 
+    /** As thin_dump 0.9.0 printed it for an inactive pool's metadata LV in the guest, a kill after create_snap. */
+    @Test
+    void anInactivePoolsMetadataIsItsSuperblocksTransactionAndItsDevices() {
+        String dump = """
+                <superblock uuid="" time="1" transaction="1" flags="0" version="2" data_block_size="128" nr_data_blocks="3200">
+                  <device dev_id="1" mapped_blocks="64" transaction="0" creation_time="0" snap_time="1">
+                  </device>
+                  <device dev_id="2" mapped_blocks="64" transaction="1" creation_time="1" snap_time="1">
+                  </device>
+                </superblock>
+                """;
+        assertEquals(new ThinPools.KernelMetadata(1, Set.of(1L, 2L)), ThinPools.metadataOfDump(dump));
+        assertThrows(DriverException.Internal.class, () -> ThinPools.metadataOfDump("thin_dump: bad checksum\n"));
+    }
+
     /**
      * The overlap e453886 retried around: the start-up release of a stale metadata snapshot landing
      * between a device-id dump's reserve and its read. The release is tried while the dump runs, and

@@ -138,6 +138,8 @@ public final class Driver {
         Optional<MetricsServer> metrics = settings.metricsAddress().isEmpty() ? Optional.empty()
                 : Optional.of(MetricsServer.start(settings.metricsAddress().get(), catalog, lvm, mountTable,
                         kubeletPaths.root(), podCgroups, conditions, guarantees, floorWatch::unmetByGroup));
+        // a call's change waits until the start thread below has finished the pools a kill or power cut left half sent
+        lvm.holdChangesForStartCheck();
         UnixSocketServer server = UnixSocketServer.start(settings.socket(), services);
         log.info("lvmqos {} serving {} on {} for node {}, volume groups {}", settings.version(), settings.driverName(),
                 settings.socket(), settings.nodeId(), settings.volumeGroups());
@@ -160,7 +162,7 @@ public final class Driver {
             }
             // before anything reads a volume (after the v1 limits, which need no lvm and must not wait
             // on a held VG lock): a killed run's lvm may have left a device suspended
-            resumeSuspended(lvm, settings.volumeGroups());
+            lvm.checkingAtStart(() -> resumeAndFinishPools(lvm, settings.volumeGroups()));
             List<ManagedVolume> indexed = List.of();
             try {
                 indexed = catalog.reload();
@@ -205,14 +207,15 @@ public final class Driver {
     }
 
     /**
-     * Resumes the devices a killed lvm left suspended, each group on its own: one that fails is
-     * logged. A thin snapshot's lvm suspends the origin around the pool's messages, so an lvm killed
-     * between those messages also left a suspended device: only then are the group's pools checked
-     * for a change left half sent, which would fail every later lvm command on the pool, the host's
-     * (dmeventd's autoextend of a filling pool) included. A start with nothing suspended adds no
-     * lvm command.
+     * Resumes the devices a killed lvm left suspended, and finishes the thin pool changes a killed
+     * lvm or a power cut left half sent, each group on its own: one that fails is logged. A
+     * thin snapshot's lvm suspends the origin around the pool's messages; a power cut leaves nothing
+     * suspended and nothing active, and a node's boot may activate the pool without sending the
+     * messages LVM still queues. Either way lvm's first removal in the pool would fail and leave a
+     * device LVM no longer records. One lvs per group, and for each pool a dmsetup status, or for an
+     * inactive pool a read-only activation of its metadata LV and a thin_dump without mappings.
      */
-    private static void resumeSuspended(Lvm lvm, List<String> volumeGroups) {
+    private static void resumeAndFinishPools(Lvm lvm, List<String> volumeGroups) {
         for (String vg : volumeGroups) {
             try {
                 List<String> resumed = lvm.resumeSuspended(vg);
@@ -220,9 +223,7 @@ public final class Driver {
                     log.warn("resumed LV {}/{}: its device was left suspended, as an lvm killed inside a change "
                             + "leaves it, and every I/O to it waited", vg, name);
                 }
-                if (!resumed.isEmpty()) {
-                    lvm.finishHalfSentPoolChanges(vg);
-                }
+                lvm.finishHalfSentPoolChanges(vg);
             } catch (RuntimeException e) {
                 log.warn("could not resume suspended LVs of volume group {}, or finish its thin pools' changes: {}", vg,
                         e.getMessage());

@@ -588,7 +588,8 @@ public final class Lvm {
 
     /**
      * An inactive pool's metadata LV, through lvm, for {@link ThinPools}: within the group's change
-     * turn, which the caller holds.
+     * turn, which the caller holds. The component's activation and deactivation are never run in a
+     * long-lived lvm shell ({@link LvmShell#canRun}).
      */
     private final class PoolMetadataLvs implements ThinPools.InactiveMetadata {
 

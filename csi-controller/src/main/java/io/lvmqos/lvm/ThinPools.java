@@ -181,6 +181,8 @@ public final class ThinPools {
         Optional<Long> kernelTransaction = transactionIdIfLoaded(volumeGroup, pool.get().pool());
         Optional<String> refusal = kernelTransaction.isPresent()
                 ? finishHalfSent(volumeGroup, pool.get(), kernelTransaction.get(), cause)
+                : pool.get().active()
+                ? Optional.of("LVM calls the pool active, and the kernel has no -tpool target of it")
                 : finishHalfSentOfInactive(volumeGroup, pool.get(), inactive.reading(pool.get().pool(),
                         this::metadataOf), inactive, cause);
         refusal.ifPresent(why -> log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said,
@@ -205,6 +207,10 @@ public final class ThinPools {
                     continue;
                 }
                 refusal = finishHalfSent(volumeGroup, pool, kernelTransaction.get(), cause);
+            } else if (pool.active()) {
+                // active with no -tpool target: a pool with no thin LV, whose target carries the
+                // pool's own name; nothing of it can be queued that a thin LV's activation would need
+                continue;
             } else {
                 Optional<KernelMetadata> kernel = readInactive(volumeGroup, pool.pool(), inactive);
                 if (kernel.isEmpty()

@@ -106,6 +106,9 @@ class LvmShellTest {
         assertFalse(LvmShell.canRun(Command.of(lvm, t, "lvs", "--", "a'b")), "quotes are the shell's");
         assertFalse(LvmShell.canRun(Command.of(lvm, t, "lvs", "--", "a\\b")));
         assertFalse(LvmShell.canRun(Command.of(lvm, t, "lvs", "--", "a\nlvremove")), "a second command line");
+        assertFalse(LvmShell.canRun(Command.of(lvm, t, "lvchange", "--yes", "--activate", "y", "--", "vg/pool_tmeta")),
+                "a component activation's mode would stay with the shell");
+        assertFalse(LvmShell.canRun(Command.of(lvm, t, "lvchange", "--activate", "n", "--", "vg/pool_tdata")));
         assertFalse(LvmShell.canRun(Command.of(lvm, t, "lvs", "")), "an empty argument would vanish");
         assertFalse(LvmShell.canRun(Command.of(lvm, t, List.of())), "an empty line runs nothing and reports nothing");
     }

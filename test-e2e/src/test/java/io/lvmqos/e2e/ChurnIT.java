@@ -11,7 +11,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Issue 26, part 2, in CI: four minutes of {@link ChurnCheck} (20 pods, every volume call in a
+ * Issue 26, part 2, in CI: three minutes of {@link ChurnCheck} (20 pods, every volume call in a
  * random mix, the driver and its lvm children SIGKILLed at random moments, invariants read from
  * the OS after every step; it fails unless it killed the driver and an lvm child at least once).
  * The host chooses a new seed each run and prints it, unless {@code LVMQOS_CHURN_SEED} is set, which
@@ -21,7 +21,7 @@ public class ChurnIT {
 
     @TestFactory
     Stream<DynamicTest> churnWithKills() {
-        return GuestJUnit.dynamicTests(guest("churn", Long.getLong("lvmqos.churnSeconds", 240)), ChurnCheck.class);
+        return GuestJUnit.dynamicTests(guest("churn", Long.getLong("lvmqos.churnSeconds", 180)), ChurnCheck.class);
     }
 
     /** The churn's node: one 4 GiB disk, a 2 GiB thin pool and room for linear volumes beside it. */

@@ -134,6 +134,10 @@ public class PublishCostCheck {
         private final List<Long> publishNanos = new ArrayList<>();
         private final List<Long> unpublishNanos = new ArrayList<>();
         private final List<Long> capabilitiesNanos = new ArrayList<>();
+        private final List<Long> leanPublishNanos = new ArrayList<>();
+        private final List<Long> leanUnpublishNanos = new ArrayList<>();
+        private final List<Long> leanCapabilitiesNanos = new ArrayList<>();
+        private final LeanGrpcClient lean;
         private int next;
 
         Rounds(String volumeId, Path staging, Csi.VolumeCapability capability) throws IOException {
@@ -142,6 +146,7 @@ public class PublishCostCheck {
             this.capability = capability;
             this.pod = GuestPods.create(QosClass.BURSTABLE);
             pod.newContainer();
+            this.lean = LeanGrpcClient.connect(GuestDriver.SOCKET);
         }
 
         private Path nextTarget() {
@@ -158,10 +163,27 @@ public class PublishCostCheck {
             // the floor under both: a call that does no work, over the same channel, the same way
             client.node().nodeGetCapabilities(Csi.NodeGetCapabilitiesRequest.getDefaultInstance());
             long t3 = System.nanoTime();
+            // the same three calls from the lean client, to a target of their own
+            Path leanTarget = nextTarget();
+            long l0 = System.nanoTime();
+            lean.call("csi.v1.Node/NodePublishVolume", publish(volumeId, staging, leanTarget, pod, capability),
+                    Csi.NodePublishVolumeResponse.parser());
+            long l1 = System.nanoTime();
+            lean.call("csi.v1.Node/NodeUnpublishVolume", Csi.NodeUnpublishVolumeRequest.newBuilder()
+                    .setVolumeId(volumeId).setTargetPath(leanTarget.toString()).build(),
+                    Csi.NodeUnpublishVolumeResponse.parser());
+            Files.deleteIfExists(leanTarget.getParent());
+            long l2 = System.nanoTime();
+            lean.call("csi.v1.Node/NodeGetCapabilities", Csi.NodeGetCapabilitiesRequest.getDefaultInstance(),
+                    Csi.NodeGetCapabilitiesResponse.parser());
+            long l3 = System.nanoTime();
             if (record) {
                 publishNanos.add(t1 - t0);
                 unpublishNanos.add(t2 - t1);
                 capabilitiesNanos.add(t3 - t2);
+                leanPublishNanos.add(l1 - l0);
+                leanUnpublishNanos.add(l2 - l1);
+                leanCapabilitiesNanos.add(l3 - l2);
             }
         }
 
@@ -305,13 +327,19 @@ public class PublishCostCheck {
                 .append(" warm-up ones into one more pod, a fresh target each round, each round ending in a ")
                 .append("NodeGetCapabilities call. Driver as deployed ")
                 .append("(deploy/jvm.options, info log to a file); client: grpc-java over the unix socket in ")
-                .append("another JVM of the guest, one channel, a blocking stub per call.\n\n")
+                .append("another JVM of the guest, one channel, a blocking stub per call; after it in each round, the ")
+                .append("same three calls (a target of their own) from a client of the same JVM that writes and reads ")
+                .append("HTTP/2 on its own thread (LeanGrpcClient), with no event loop or executor between.\n\n")
                 .append("| ms | p50 | p90 | p99 |\n|---|---|---|---|\n")
                 .append(row("**NodePublishVolume, client side**", millis(rounds.publishNanos)))
                 .append(row("NodeUnpublishVolume, client side", millis(rounds.unpublishNanos)))
                 .append(row("NodeGetCapabilities, client side (no work: the floor of any call)", millis(rounds.capabilitiesNanos)))
-                .append(row("NodePublishVolume, the driver's log (whole ms)", PublishReport.serverSide(log, "NodePublishVolume", ROUNDS)))
-                .append(row("NodeUnpublishVolume, the driver's log (whole ms)", PublishReport.serverSide(log, "NodeUnpublishVolume", ROUNDS)))
+                .append(row("**NodePublishVolume, lean client** (the caller's thread writes and reads HTTP/2 itself)",
+                        millis(rounds.leanPublishNanos)))
+                .append(row("NodeUnpublishVolume, lean client", millis(rounds.leanUnpublishNanos)))
+                .append(row("NodeGetCapabilities, lean client", millis(rounds.leanCapabilitiesNanos)))
+                .append(row("NodePublishVolume, the driver's log (whole ms)", PublishReport.serverSide(log, "NodePublishVolume", 2 * ROUNDS)))
+                .append(row("NodeUnpublishVolume, the driver's log (whole ms)", PublishReport.serverSide(log, "NodeUnpublishVolume", 2 * ROUNDS)))
                 .append("\nSystem calls of the driver, every thread, in windows of one call each (").append(TRACED)
                 .append(" of each kind) from just before the call until the driver had logged it: `strace -f -ttt -p ")
                 .append("<driver>` attached once for all of them, each call counted in the window it began in; ")

@@ -338,7 +338,11 @@ public final class Lvm {
      * lvm command where an lvs before it would be a second. lvm refuses an open LV (FailedPrecondition).
      */
     public boolean removeIfPresent(String volumeGroup, String name) {
-        CommandResult result = runChange(volumeGroup, removal(volumeGroup, name));
+        return removedOrAbsent(runChange(volumeGroup, removal(volumeGroup, name)));
+    }
+
+    /** A removal's result: true when it removed the LV, false when there was none; a failure otherwise. */
+    private static boolean removedOrAbsent(CommandResult result) {
         if (LvmFailure.LOGICAL_VOLUME_NOT_FOUND.isWhy(result)) {
             return false;
         }
@@ -503,17 +507,19 @@ public final class Lvm {
      */
     private void dropFinishedQueue(String volumeGroup, String pool) {
         String name = QUEUE_DROP_PREFIX + Long.toUnsignedString(System.nanoTime(), 36);
-        CommandResult made = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, List.of("lvcreate", "--yes",
-                "--activate", "n", "--name", name, "--virtualsize", "1m", "--thinpool", pool, "--", volumeGroup)));
-        if (!made.succeeded()) {
-            throw LvmFailure.classify(made);
-        }
-        CommandResult removed = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, removal(volumeGroup, name)));
-        if (!removed.succeeded()) {
-            throw LvmFailure.classify(removed);
-        }
+        changeHere(volumeGroup, List.of("lvcreate", "--yes", "--activate", "n", "--name", name, "--virtualsize", "1m",
+                "--thinpool", pool, "--", volumeGroup));
+        changeHere(volumeGroup, removal(volumeGroup, name));
         log.info("had lvm drop the finished queue of thin pool {}/{} (a thin LV {} made and removed)", volumeGroup,
                 pool, name);
+    }
+
+    /** A change within the turn the caller holds; a failure is classified and thrown. */
+    private void changeHere(String volumeGroup, List<String> args) {
+        CommandResult result = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args));
+        if (!result.succeeded()) {
+            throw LvmFailure.classify(result);
+        }
     }
 
     /**
@@ -606,7 +612,7 @@ public final class Lvm {
         @Override
         public <T> T reading(String pool, Function<Path, T> read) {
             String component = volumeGroup + "/" + pool + "_tmeta";
-            changeHere(List.of("lvchange", "--yes", "--activate", "y", "--", component));
+            changeHere(volumeGroup, List.of("lvchange", "--yes", "--activate", "y", "--", component));
             try {
                 return read.apply(new DeviceMapperName(volumeGroup, pool + "_tmeta").path());
             } finally {
@@ -649,25 +655,15 @@ public final class Lvm {
                 write.accept(metadata, new DeviceMapperName(volumeGroup, copy).path());
                 return null;
             });
-            changeHere(List.of("lvchange", "--activate", "n", "--", volumeGroup + "/" + copy));
-            changeHere(List.of("lvconvert", "--yes", "--thinpool", volumeGroup + "/" + pool, "--poolmetadata",
-                    volumeGroup + "/" + copy));
-            changeHere(removal(volumeGroup, copy));
+            changeHere(volumeGroup, List.of("lvchange", "--activate", "n", "--", volumeGroup + "/" + copy));
+            changeHere(volumeGroup, List.of("lvconvert", "--yes", "--thinpool", volumeGroup + "/" + pool,
+                    "--poolmetadata", volumeGroup + "/" + copy));
+            changeHere(volumeGroup, removal(volumeGroup, copy));
         }
 
         private void removeCopyIfPresent(String copy) {
-            CommandResult removed = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, removal(volumeGroup, copy)));
-            if (removed.succeeded()) {
+            if (removedOrAbsent(runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, removal(volumeGroup, copy))))) {
                 log.info("removed {}/{}, a copy of thin pool metadata that an earlier finish left", volumeGroup, copy);
-            } else if (!LvmFailure.LOGICAL_VOLUME_NOT_FOUND.isWhy(removed)) {
-                throw LvmFailure.classify(removed);
-            }
-        }
-
-        private void changeHere(List<String> args) {
-            CommandResult result = runHere(volumeGroup, Command.of(lvm, CHANGE_TIMEOUT, args));
-            if (!result.succeeded()) {
-                throw LvmFailure.classify(result);
             }
         }
     }

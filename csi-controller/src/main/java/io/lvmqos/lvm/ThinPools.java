@@ -179,12 +179,15 @@ public final class ThinPools {
         }
         String cause = "lvm said \"" + said + "\"";
         Optional<Long> kernelTransaction = transactionIdIfLoaded(volumeGroup, pool.get().pool());
-        Optional<String> refusal = kernelTransaction.isPresent()
-                ? finishHalfSent(volumeGroup, pool.get(), kernelTransaction.get(), cause)
-                : pool.get().active()
-                ? Optional.of("LVM calls the pool active, and the kernel has no -tpool target of it")
-                : finishHalfSentOfInactive(volumeGroup, pool.get(), inactive.reading(pool.get().pool(),
-                        this::metadataOf), inactive, cause);
+        Optional<String> refusal;
+        if (kernelTransaction.isPresent()) {
+            refusal = finishHalfSent(volumeGroup, pool.get(), kernelTransaction.get(), cause);
+        } else if (pool.get().active()) {
+            refusal = Optional.of("LVM calls the pool active, and the kernel has no -tpool target of it");
+        } else {
+            KernelMetadata kernel = inactive.reading(pool.get().pool(), this::metadataOf);
+            refusal = finishHalfSentOfInactive(volumeGroup, pool.get(), kernel, inactive, cause);
+        }
         refusal.ifPresent(why -> log.warn("lvm said \"{}\" about thin pool {}/{}, which is left as it is: {}", said,
                 volumeGroup, pool.get().pool(), why));
         return refusal.isEmpty() ? Optional.of(pool.get().pool()) : Optional.empty();
@@ -447,10 +450,10 @@ public final class ThinPools {
     }
 
     static KernelMetadata metadataOfDump(String xml) {
-        Matcher superblock = SUPERBLOCK.matcher(xml.lines().findFirst().orElse(""));
+        String first = xml.lines().findFirst().orElse("");
+        Matcher superblock = SUPERBLOCK.matcher(first);
         if (!superblock.find()) {
-            throw DriverException.internal("thin_dump printed no superblock first: \""
-                    + xml.lines().findFirst().orElse("") + "\"");
+            throw DriverException.internal("thin_dump printed no superblock first: \"" + first + "\"");
         }
         return new KernelMetadata(Long.parseLong(superblock.group(1)), deviceIdsOfDump(xml));
     }

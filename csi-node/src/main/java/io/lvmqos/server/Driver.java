@@ -212,8 +212,9 @@ public final class Driver {
      * thin snapshot's lvm suspends the origin around the pool's messages; a power cut leaves nothing
      * suspended and nothing active, and a node's boot may activate the pool without sending the
      * messages LVM still queues. Either way lvm's first removal in the pool would fail and leave a
-     * device LVM no longer records. One lvs per group, and for each pool a dmsetup status, or for an
-     * inactive pool a read-only activation of its metadata LV and a thin_dump without mappings.
+     * device LVM no longer records. Two lvs per group (suspended LVs, then the pools' record), and for
+     * each pool a dmsetup status, or for an inactive pool a read-only activation of its metadata LV,
+     * a thin_dump without mappings and the deactivation.
      */
     private static void resumeAndFinishPools(Lvm lvm, List<String> volumeGroups) {
         for (String vg : volumeGroups) {

@@ -87,18 +87,12 @@ final class LeanGrpcClient implements AutoCloseable {
         while (true) {
             Frame frame = readFrame();
             switch (frame.type) {
-                case SETTINGS -> {
+                case SETTINGS, PING -> {
+                    // each is answered with an ACK of the same type: a PING's with its payload
                     if ((frame.flags & ACK) == 0) {
                         ByteArrayOutputStream ack = new ByteArrayOutputStream();
-                        frame(ack, SETTINGS, ACK, 0, new byte[0]);
+                        frame(ack, frame.type, ACK, 0, frame.type == PING ? frame.payload : new byte[0]);
                         write(ack.toByteArray());
-                    }
-                }
-                case PING -> {
-                    if ((frame.flags & ACK) == 0) {
-                        ByteArrayOutputStream pong = new ByteArrayOutputStream();
-                        frame(pong, PING, ACK, 0, frame.payload);
-                        write(pong.toByteArray());
                     }
                 }
                 case GOAWAY -> throw new IOException("the server sent GOAWAY during " + fullMethod);

@@ -437,6 +437,8 @@ public final class Lvm {
      * wait for their change wait before their read instead.
      */
     public <T> T holdingChangeTurn(String volumeGroup, Supplier<T> work) {
+        // before the turn: the start's check needs it, and a call holding it while it waited would stop both
+        awaitStartChecks();
         return limiter.holdingChangeTurn(volumeGroup, CHANGE_TIMEOUT, work);
     }
 

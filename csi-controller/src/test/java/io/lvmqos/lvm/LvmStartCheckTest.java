@@ -48,6 +48,32 @@ class LvmStartCheckTest {
         assertEquals(List.of("lvremove vg/from-the-start", "lvremove vg/from-a-call"), log(dir));
     }
 
+    /**
+     * A call that holds the group's change turn around its change (as CreateVolume does) waits for
+     * the start before it takes the turn, which the start's check needs: in CriIT a call took the
+     * turn, then waited for the start, whose check waited for the turn, until the call's deadline.
+     */
+    @Test
+    void aCallThatHoldsTheChangeTurnWaitsForTheStartBeforeTakingIt(@TempDir Path dir) throws Exception {
+        Lvm lvm = new Lvm(new CommandRunner(), standIn(dir));
+        lvm.holdChangesForStartCheck();
+        Thread call = Thread.ofPlatform().start(() -> lvm.holdingChangeTurn("vg", () -> {
+            lvm.remove("vg", "from-a-call");
+            return null;
+        }));
+        while (call.getState() != Thread.State.WAITING && call.getState() != Thread.State.TIMED_WAITING) {
+            Thread.onSpinWait();
+        }
+        Thread start = Thread.ofPlatform().start(() -> lvm.checkingAtStart(
+                () -> lvm.holdingChangeTurn("vg", () -> {
+                    lvm.remove("vg", "from-the-start");
+                    return null;
+                })));
+        start.join(Duration.ofSeconds(60));
+        call.join(Duration.ofSeconds(60));
+        assertEquals(List.of("lvremove vg/from-the-start", "lvremove vg/from-a-call"), log(dir));
+    }
+
     @Test
     void aCallWhoseDeadlinePassesFirstIsToldToRetry(@TempDir Path dir) throws Exception {
         Lvm lvm = new Lvm(new CommandRunner(Map.of(), () -> Deadline.after(Duration.ofMillis(200))), standIn(dir));

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -80,12 +81,14 @@ public record DeviceNumber(int major, int minor) {
      */
     public static DeviceNumber of(Path device) {
         try {
-            int mode = (Integer) Files.getAttribute(device, "unix:mode");
+            // one stat: the type and the number are of the same node, whatever the path leads to next
+            Map<String, Object> attributes = Files.readAttributes(device, "unix:mode,rdev");
+            int mode = (Integer) attributes.get("mode");
             if ((mode & S_IFMT) != S_IFBLK) {
                 throw DriverException.failedPrecondition(device + " is not a block device (mode "
                         + Integer.toOctalString(mode) + ")");
             }
-            return fromDev((Long) Files.getAttribute(device, "unix:rdev"));
+            return fromDev((Long) attributes.get("rdev"));
         } catch (NoSuchFileException e) {
             throw DriverException.notFound("block device " + device + " does not exist");
         } catch (IOException e) {

@@ -1,9 +1,9 @@
 package io.lvmqos.node;
 
+import io.lvmqos.device.DeviceNumber;
+import io.lvmqos.errors.DriverException;
 import io.lvmqos.lvm.Lvm;
 import io.lvmqos.volume.ManagedVolume;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,20 +19,27 @@ public final class ActiveDevices {
         this.lvm = lvm;
     }
 
+    /** A volume's device node and its number, read in one look. */
+    record Device(Path path, DeviceNumber number) {
+    }
+
     /**
-     * The volume's device, its LV activated first when the device is missing. After a node boots,
-     * nothing in the plugin's container activates LVs (there is no udev in it to run lvm's
-     * autoactivation), and the host's autoactivation may be off or not have run yet; kubelet's
-     * stage or publish after the reboot would otherwise find no device. Called under the volume's
-     * lock; lvm takes the volume group's own lock.
+     * The volume's device and its number, its LV activated first when the device is missing. After
+     * a node boots, nothing in the plugin's container activates LVs (there is no udev in it to run
+     * lvm's autoactivation), and the host's autoactivation may be off or not have run yet; kubelet's
+     * stage or publish after the reboot would otherwise find no device. The number is read afresh
+     * each time: device-mapper minors change when an LV is activated again. Called under the
+     * volume's lock; lvm takes the volume group's own lock.
      */
-    Path of(ManagedVolume volume) {
+    Device of(ManagedVolume volume) {
         Path device = volume.devicePath();
-        if (!Files.exists(device, LinkOption.NOFOLLOW_LINKS)) {
+        try {
+            return new Device(device, DeviceNumber.of(device));
+        } catch (DriverException.NotFound missing) {
             log.info("activating {}: its device {} is missing (inactive since the node booted?)",
                     volume.id().lvmPath(), device);
             lvm.activate(volume.id().volumeGroup(), volume.id().lvName());
+            return new Device(device, DeviceNumber.of(device));
         }
-        return device;
     }
 }

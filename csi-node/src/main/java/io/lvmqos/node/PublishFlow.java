@@ -59,9 +59,9 @@ public final class PublishFlow {
     void publish(ManagedVolume volume, Csi.VolumeCapability capability, Path staging, Path target, boolean readOnly,
                  Map<String, String> volumeContext, StepTimes times) throws IOException {
         boolean block = capability.hasBlock();
-        Path device = devices.of(volume);
-        // read afresh: device-mapper minors change when an LV is activated again
-        DeviceNumber number = DeviceNumber.of(device);
+        ActiveDevices.Device active = devices.of(volume);
+        Path device = active.path();
+        DeviceNumber number = active.number();
         Optional<String> nodeRoot = block ? Optional.of(podLimits.deviceNodeRoot(device)) : Optional.empty();
         times.step("device");
         // what is at the target, and where else the volume is published, each from the few

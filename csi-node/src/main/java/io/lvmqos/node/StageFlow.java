@@ -44,8 +44,9 @@ public final class StageFlow {
     }
 
     void stage(ManagedVolume volume, Path staging, Csi.VolumeCapability capability) {
-        Path device = devices.of(volume);
-        DeviceNumber number = DeviceNumber.of(device);
+        ActiveDevices.Device active = devices.of(volume);
+        Path device = active.path();
+        DeviceNumber number = active.number();
         // only what is at the staging path or of this device: the rest of the table is not parsed
         List<MountEntry> mounts = mountTable.selected(List.of(staging), Optional.of(number), false);
         Optional<MountEntry> mounted = MountTable.topAt(mounts, staging);

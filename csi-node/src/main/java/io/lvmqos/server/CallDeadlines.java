@@ -2,7 +2,6 @@ package io.lvmqos.server;
 
 import io.grpc.Context;
 import io.lvmqos.exec.Deadline;
-import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,6 +18,6 @@ final class CallDeadlines {
     static Deadline ofCurrentCall() {
         io.grpc.Deadline deadline = Context.current().getDeadline();
         return deadline == null ? Deadline.NONE
-                : Deadline.at(Instant.now().plusNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+                : Deadline.afterNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
     }
 }

@@ -79,7 +79,7 @@ public final class UnixSocketServer implements AutoCloseable {
         Path staging = stagingDirectory(socket);
         Path bound = staging.resolve("s");
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        EventLoopGroup workers = new TaskPassClockLoops(1, "grpc-loop");
         // RPCs run on platform threads, one per call in progress. On virtual threads, a JNI call
         // (the mount package's mount, umount2, open) or a process start pins the carrier, and on a one-CPU node
         // a single umount2 stuck on a stalled device then stalls every handler, Probe included.
@@ -94,6 +94,9 @@ public final class UnixSocketServer implements AutoCloseable {
                 // grpc asks TCP keepalive of every accepted connection; a unix socket has none, and Netty
                 // would log a warning per connection. A null value takes the option off again.
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null)
+                // No keepalive pings from the server: a peer on a unix socket that goes away closes it.
+                // The pinger would also read the clock at every frame it receives.
+                .keepAliveTime(Long.MAX_VALUE, TimeUnit.NANOSECONDS)
                 .directExecutor();
         RpcInterceptor interceptor = new RpcInterceptor();
         HandOffInterceptor handOff = new HandOffInterceptor(executor);

@@ -8,9 +8,7 @@ import io.lvmqos.volume.VolumeId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -24,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,8 +60,13 @@ public final class FloorWatch {
         Optional<Sample> sample(Path cgroup, DeviceNumber disk);
     }
 
-    /** One reading of a cgroup, with its disk's busy time (stat's io_ticks) read at the same moment. */
-    public record Sample(Instant at, IoCounters counters, long waitedMicros, long diskBusyMillis) {
+    /**
+     * One reading of a cgroup, with its disk's busy time (stat's io_ticks) read at the same moment.
+     *
+     * @param atNanos when, on the monotonic clock ({@link System#nanoTime()}): only the time between
+     *     two readings is used, and a step of the wall clock must not stretch or reverse a window
+     */
+    public record Sample(long atNanos, IoCounters counters, long waitedMicros, long diskBusyMillis) {
     }
 
     /**
@@ -106,13 +110,13 @@ public final class FloorWatch {
      * "some" total), and the disk's busy time from sysfs; empty when any is gone or unreadable (a
      * pod ending between passes).
      */
-    public static CgroupReader cgroupFs(Path sys, Clock clock) {
+    public static CgroupReader cgroupFs(Path sys, LongSupplier nanoTime) {
         return (cgroup, disk) -> {
             try {
                 String stat = Files.readString(cgroup.resolve("io.stat"));
                 String pressure = Files.readString(cgroup.resolve("io.pressure"));
                 long busy = new DiskQueue(sys, disk).counters().busyMillis();
-                return Optional.of(new Sample(clock.instant(), IoCounters.fromIoStat(stat, disk),
+                return Optional.of(new Sample(nanoTime.getAsLong(), IoCounters.fromIoStat(stat, disk),
                         IoPressure.parse(pressure).someMicros(), busy));
             } catch (IOException | RuntimeException e) {
                 return Optional.empty();
@@ -147,13 +151,13 @@ public final class FloorWatch {
             }
             Deque<Sample> samples = history.computeIfAbsent(key, k -> new ArrayDeque<>());
             samples.addLast(sample.get());
-            Instant cutoff = sample.get().at().minus(WINDOW);
+            long now = sample.get().atNanos();
             // keep the newest sample at least a window old, and what came after it
-            while (samples.size() > 2 && !second(samples).at().isAfter(cutoff)) {
+            while (samples.size() > 2 && now - second(samples).atNanos() >= WINDOW.toNanos()) {
                 samples.removeFirst();
             }
             Sample oldest = samples.peekFirst();
-            if (Duration.between(oldest.at(), sample.get().at()).compareTo(WINDOW) < 0) {
+            if (now - oldest.atNanos() < WINDOW.toNanos()) {
                 continue;
             }
             Optional<String> shortfall = judge(pod.floors(), oldest, sample.get());
@@ -198,7 +202,7 @@ public final class FloorWatch {
      * {@value #SHORT_PERCENT}% of each floor.
      */
     static Optional<String> judge(Floors floors, Sample from, Sample to) {
-        double seconds = Duration.between(from.at(), to.at()).toNanos() / 1e9;
+        double seconds = (to.atNanos() - from.atNanos()) / 1e9;
         if (seconds <= 0) {
             return Optional.empty();
         }

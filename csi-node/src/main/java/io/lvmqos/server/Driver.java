@@ -57,7 +57,6 @@ import io.lvmqos.volume.ThinPoolSpace;
 import io.lvmqos.volume.VolumeCatalog;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -102,7 +101,7 @@ public final class Driver {
         IoCostModels models = new IoCostModels(lvm, backingDisks, ioCost, Path.of("/sys"));
         GuaranteePolicy guarantees = new IoCostEnabler(ioCost, models)
                 .enable(settings.ioCost().asked(), podCgroups::mode, settings.cgroupRoot());
-        FloorWatch floorWatch = new FloorWatch(FloorWatch.cgroupFs(Path.of("/sys"), Clock.systemUTC()));
+        FloorWatch floorWatch = new FloorWatch(FloorWatch.cgroupFs(Path.of("/sys"), System::nanoTime));
         PodShares podShares = new PodShares(catalog, podLimits, podCgroups, mountTable,
                 new IoWeights(settings.cgroupRoot()), ioCost, backingDisks, guarantees, floorWatch);
         // the controller and the node are one process: a change of limits reaches the pods directly

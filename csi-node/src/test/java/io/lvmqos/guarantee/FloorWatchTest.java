@@ -10,7 +10,6 @@ import io.lvmqos.guarantee.FloorWatch.FlooredPod;
 import io.lvmqos.guarantee.FloorWatch.Sample;
 import io.lvmqos.volume.VolumeId;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +19,8 @@ import org.junit.jupiter.api.Test;
 /** When a floor counts as not kept: the pod wanted more than it got, and got less than 90% of the floor. */
 class FloorWatchTest {
 
-    static final Instant T0 = Instant.parse("2026-12-07T01:00:00Z");
+    /** A monotonic reading near where nanoTime's values wrap, so that only differences can work. */
+    static final long T0 = Long.MAX_VALUE - 5_000_000_000L;
     static final Floors IOPS_200 = new Floors(0, 0, 200, 0, 0, 0);
     static final DeviceNumber DISK = DeviceNumber.parse("254:0");
 
@@ -29,7 +29,7 @@ class FloorWatchTest {
     }
 
     static Sample at(int second, long reads, long writes, long waitedMicros, long diskBusyMillis) {
-        return new Sample(T0.plusSeconds(second), new IoCounters(reads * 4096, writes * 4096, reads, writes),
+        return new Sample(T0 + second * 1_000_000_000L, new IoCounters(reads * 4096, writes * 4096, reads, writes),
                 waitedMicros, diskBusyMillis);
     }
 
